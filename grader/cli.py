@@ -1,0 +1,206 @@
+"""Command line: python3 -m grader {grade,list,skeletons,render}."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from grader import __version__, manifest, model, render, skeletons, tools
+from grader.errors import GraderError
+from grader.pipeline import GradeOptions, Grader
+
+ROOT = Path(__file__).resolve().parent.parent
+EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python3 -m grader",
+                                description="Build, test, sanitize and benchmark CUDA course "
+                                "exercises.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade a submission directory")
+    g.add_argument("submission", nargs="?", default="skeletons",
+                   help="directory with one folder per chapter (default: skeletons/, the "
+                   "student workspace); solutions/ or any other directory works too")
+    g.add_argument("-e", "--exercise", action="append", default=[], metavar="NAME",
+                   help="grade only this exercise or chapter (ch01, ch01_programming_model, "
+                   "vector_add, ch01/vector_add); repeatable")
+    g.add_argument("--json", type=Path, metavar="PATH",
+                   help="write the JSON report here (default: <build dir>/report.json)")
+    g.add_argument("--junit", type=Path, metavar="PATH", help="also write JUnit XML here")
+    g.add_argument("--seed", type=str, help="seed for the random inputs (default: a new one, "
+                   "printed and recorded in the report)")
+    g.add_argument("--fail-under", type=float, metavar="PERCENT",
+                   help="exit 1 when the total score is below this percentage (for CI)")
+    g.add_argument("--build-dir", type=Path, help="build directory (default: "
+                   "build/grade/<submission name>-<hash>)")
+    g.add_argument("--build-only", action="store_true",
+                   help="only compile: needs no GPU; exercises are reported as skipped")
+    g.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
+    g.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
+    g.add_argument("--cuda-arch", default="auto", help="compute capability to build for "
+                   "(default: the GPU's, or 9.0 without one)")
+    g.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
+
+    ls = sub.add_parser("list", help="list the exercises")
+    ls.add_argument("--json", action="store_true", help="machine-readable list")
+
+    sk = sub.add_parser("skeletons", help="regenerate skeletons/ from solutions/")
+    sk.add_argument("--check", action="store_true",
+                    help="only check that skeletons/ is up to date (exit 1 if not)")
+
+    r = sub.add_parser("render", help="print or convert a saved JSON report")
+    r.add_argument("report", type=Path)
+    r.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
+    return p
+
+
+def _seed(text: str | None) -> int:
+    if text is None:
+        return secrets.randbits(32)
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise GraderError(f"--seed {text!r} is not a whole number") from None
+    if not 0 <= value < 2**64:
+        raise GraderError(f"--seed {text!r} must be between 0 and 2^64-1")
+    return value
+
+
+def _default_build_dir(submission: Path) -> Path:
+    import hashlib
+    digest = hashlib.sha1(str(submission).encode()).hexdigest()[:8]
+    return ROOT / "build" / "grade" / f"{submission.name}-{digest}"
+
+
+def cmd_grade(args) -> int:
+    submission = Path(args.submission)
+    if not submission.is_absolute() and not submission.exists() and (ROOT / submission).exists():
+        submission = ROOT / submission
+    submission = submission.resolve()
+    if not submission.exists():
+        raise GraderError(f"submission directory {args.submission} does not exist")
+    if not submission.is_dir():
+        raise GraderError(f"submission {args.submission} is not a directory")
+    exercises = manifest.select(manifest.discover(ROOT), args.exercise)
+    if args.jobs is not None and args.jobs < 1:
+        raise GraderError("--jobs takes a positive number")
+
+    gpu = tools.query_gpu()
+    if gpu is None and not args.build_only:
+        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
+                          "on a GPU. Use --build-only to check that everything compiles.")
+    options = GradeOptions(root=ROOT, submission=submission,
+                           build_dir=(args.build_dir or _default_build_dir(submission)).resolve(),
+                           seed=_seed(args.seed), build_only=args.build_only,
+                           sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
+                           jobs=args.jobs, cuda_arch=args.cuda_arch)
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"grader: {message}", file=sys.stderr, flush=True)
+
+    report = Grader(options, exercises, progress, gpu).run()
+    json_path = args.json or options.build_dir / "report.json"
+    render.write_json(report, json_path)
+    if args.junit:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(render.junit_xml(report), encoding="utf-8")
+    print(render.terminal(report, sys.stdout, verbose=args.verbose))
+    print(f"\nReport: {json_path}")
+    if args.fail_under is not None and report.percent + 1e-9 < args.fail_under:
+        print(f"score {report.percent:.1f}% is below --fail-under {args.fail_under:g}%",
+              file=sys.stderr)
+        return EXIT_BELOW_THRESHOLD
+    return EXIT_OK
+
+
+def cmd_list(args) -> int:
+    exercises = manifest.discover(ROOT)
+    if args.json:
+        print(json.dumps([{"key": e.key, "name": e.name, "chapter": e.chapter,
+                           "title": e.title, "files": list(e.files),
+                           "points": e.max_points} for e in exercises], indent=2))
+        return EXIT_OK
+    for ex in exercises:
+        perf = ", ".join(f"{p.name} {p.points:g}" for p in ex.performance) or "none"
+        print(f"{ex.key:<45} {ex.max_points:>5g} pts  {ex.title}  "
+              f"[edit: {', '.join(ex.files)}; performance: {perf}]")
+    return EXIT_OK
+
+
+def cmd_skeletons(args) -> int:
+    solutions, skeleton_dir = ROOT / "solutions", ROOT / "skeletons"
+    if args.check:
+        differences = skeletons.compare(solutions, skeleton_dir)
+        for d in differences:
+            print(f"{d.problem:>8}: skeletons/{d.path}")
+        if differences:
+            print("skeletons/ is out of date: run 'python3 -m grader skeletons'", file=sys.stderr)
+            return EXIT_BELOW_THRESHOLD
+        print("skeletons/ matches solutions/")
+        return EXIT_OK
+    written = skeletons.write(solutions, skeleton_dir)
+    for rel in written:
+        print(f"wrote skeletons/{rel}")
+    extra = [d.path for d in skeletons.compare(solutions, skeleton_dir) if d.problem == "extra"]
+    for rel in extra:
+        print(f"note: skeletons/{rel} has no solution counterpart")
+    return EXIT_OK
+
+
+def cmd_render(args) -> int:
+    try:
+        data = json.loads(args.report.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GraderError(f"report {args.report} does not exist") from None
+    except json.JSONDecodeError as error:
+        raise GraderError(f"report {args.report} is not JSON ({error})") from None
+    report = report_from_dict(data)
+    if args.junit:
+        args.junit.write_text(render.junit_xml(report), encoding="utf-8")
+    print(render.terminal(report, sys.stdout))
+    return EXIT_OK
+
+
+def report_from_dict(data: dict) -> model.Report:
+    try:
+        exercises = []
+        for e in data["exercises"]:
+            stages = []
+            for s in e.get("stages", []):
+                s = dict(s)
+                s["cases"] = [model.CaseResult(**c) for c in s.get("cases", [])]
+                s["metrics"] = [model.Metric(**m) for m in s.get("metrics", [])]
+                stages.append(model.StageResult(**s))
+            e = dict(e)
+            e["stages"] = stages
+            exercises.append(model.ExerciseResult(**e))
+        gpu = model.GpuInfo(**data["gpu"]) if data.get("gpu") else None
+        keep = {k: data[k] for k in ("submission", "seed", "started_at", "finished_at",
+                                     "grader_version", "host", "options", "schema") if k in data}
+        return model.Report(gpu=gpu, exercises=exercises, **keep)
+    except (KeyError, TypeError) as error:
+        raise GraderError(f"not a grader report ({error})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"grade": cmd_grade, "list": cmd_list, "skeletons": cmd_skeletons,
+                "render": cmd_render}
+    try:
+        return handlers[args.command](args)
+    except GraderError as error:
+        print(f"grader: error: {error}", file=sys.stderr)
+        return EXIT_GRADER_ERROR
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,268 @@
+"""Exercise manifests: one TOML file per exercise, chapters/<chapter>/<name>/<name>.toml.
+
+The grader discovers exercises from these files alone, so adding an exercise needs no grader
+change. Every field is validated; a problem raises ManifestError naming the file and field.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.errors import GraderError, ManifestError
+
+CHAPTER_PATTERN = re.compile(r"^ch\d{2}_[a-z0-9_]+$")
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+LIBRARIES = ("cublas", "cudadevrt")
+
+
+@dataclass(frozen=True)
+class Performance:
+    name: str
+    points: float
+    measure: str
+    baseline: str
+    full_at: float
+    zero_at: float
+    description: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    chapter: str
+    title: str
+    files: tuple[str, ...]
+    directory: Path
+    manifest: Path
+    summary: str = ""
+    libraries: tuple[str, ...] = ()
+    rdc: bool = False
+    min_cc: float = 7.0
+    correctness_points: float = 0.0
+    test_timeout_s: float = 60.0
+    sanitizer_tools: tuple[str, ...] = ("memcheck",)
+    sanitizer_filter: str = "*"
+    sanitizer_timeout_s: float = 300.0
+    benchmark_timeout_s: float = 180.0
+    performance: tuple[Performance, ...] = field(default_factory=tuple)
+
+    @property
+    def key(self) -> str:
+        return f"{self.chapter}/{self.name}"
+
+    @property
+    def chapter_number(self) -> str:
+        return self.chapter[:4]
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + sum(p.points for p in self.performance)
+
+
+class _Table:
+    """Typed access to one TOML table, reporting problems against the manifest path."""
+
+    def __init__(self, path: Path, prefix: str, data: object, known: set[str]):
+        if not isinstance(data, dict):
+            raise ManifestError(path, prefix, "must be a table")
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ManifestError(path, f"{prefix}.{unknown[0]}",
+                                f"unknown field (known: {', '.join(sorted(known))})")
+        self.path, self.prefix, self.data = path, prefix, data
+
+    def _get(self, key, types, default, required):
+        where = f"{self.prefix}.{key}"
+        if key not in self.data:
+            if required:
+                raise ManifestError(self.path, where, "is required")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) and bool not in types:
+            raise ManifestError(self.path, where, f"must be {types[0].__name__}, not a boolean")
+        if not isinstance(value, types):
+            raise ManifestError(self.path, where,
+                                f"must be {' or '.join(t.__name__ for t in types)}, "
+                                f"not {type(value).__name__}")
+        return value
+
+    def text(self, key, default="", required=False) -> str:
+        return self._get(key, (str,), default, required)
+
+    def number(self, key, default=0.0, required=False, minimum=None, positive=False) -> float:
+        value = float(self._get(key, (int, float), default, required))
+        if positive and value <= 0:
+            raise ManifestError(self.path, f"{self.prefix}.{key}", "must be greater than 0")
+        if minimum is not None and value < minimum:
+            raise ManifestError(self.path, f"{self.prefix}.{key}", f"must be at least {minimum}")
+        return value
+
+    def flag(self, key, default=False) -> bool:
+        return self._get(key, (bool,), default, False)
+
+    def strings(self, key, default=(), required=False, allowed=None) -> tuple[str, ...]:
+        value = self._get(key, (list,), list(default), required)
+        for item in value:
+            if not isinstance(item, str) or not item:
+                raise ManifestError(self.path, f"{self.prefix}.{key}",
+                                    "must be a list of non-empty strings")
+            if allowed is not None and item not in allowed:
+                raise ManifestError(self.path, f"{self.prefix}.{key}",
+                                    f"unknown value {item!r} (allowed: {', '.join(allowed)})")
+        return tuple(value)
+
+
+def load_manifest(path: Path) -> Exercise:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(path, "", "file not found") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ManifestError(path, "", f"not valid TOML ({error})") from None
+
+    top = _Table(path, "manifest", data,
+                 {"exercise", "correctness", "sanitizer", "benchmark", "performance"})
+    ex = _Table(path, "exercise", data.get("exercise"),
+                {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc"})
+    name = ex.text("name", required=True)
+    chapter = ex.text("chapter", required=True)
+    if not NAME_PATTERN.match(name):
+        raise ManifestError(path, "exercise.name", "must be lower_snake_case")
+    if not CHAPTER_PATTERN.match(chapter):
+        raise ManifestError(path, "exercise.chapter", "must look like ch01_programming_model")
+    if path.parent.name != name or path.stem != name:
+        raise ManifestError(path, "exercise.name",
+                            f"{name!r} must match the exercise folder and file name "
+                            f"({path.parent.name}/{path.name})")
+    if path.parent.parent.name != chapter:
+        raise ManifestError(path, "exercise.chapter",
+                            f"{chapter!r} must match the chapter folder {path.parent.parent.name!r}")
+    files = ex.strings("files", required=True)
+    if not files:
+        raise ManifestError(path, "exercise.files", "must name at least one file")
+    for f in files:
+        if "/" in f or f.startswith(".") or not f.endswith((".cu", ".cpp", ".cuh", ".h")):
+            raise ManifestError(path, "exercise.files",
+                                f"{f!r}: plain .cu/.cpp/.cuh/.h file names only, no folders")
+
+    correctness = _Table(path, "correctness", top.data.get("correctness"),
+                         {"points", "timeout_s"})
+    sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
+                       {"tools", "gtest_filter", "timeout_s"})
+    benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
+    tools = sanitizer.strings("tools", default=("memcheck",), allowed=SANITIZER_TOOLS)
+    if "memcheck" not in tools:
+        tools = ("memcheck",) + tools  # memcheck runs on every exercise
+
+    raw_perf = data.get("performance", [])
+    if not isinstance(raw_perf, list):
+        raise ManifestError(path, "performance", "must be an array of tables ([[performance]])")
+    performance = []
+    for i, item in enumerate(raw_perf):
+        t = _Table(path, f"performance[{i}]", item,
+                   {"name", "points", "measure", "baseline", "full_at", "zero_at",
+                    "description", "hint"})
+        perf = Performance(
+            name=t.text("name", required=True),
+            points=t.number("points", required=True, positive=True),
+            measure=t.text("measure", required=True),
+            baseline=t.text("baseline", required=True),
+            full_at=t.number("full_at", required=True, positive=True),
+            zero_at=t.number("zero_at", required=True, minimum=0.0),
+            description=t.text("description"),
+            hint=t.text("hint"),
+        )
+        if perf.zero_at >= perf.full_at:
+            raise ManifestError(path, f"performance[{i}].zero_at",
+                                f"must be below full_at ({perf.zero_at} >= {perf.full_at})")
+        if perf.measure == perf.baseline:
+            raise ManifestError(path, f"performance[{i}].baseline", "must differ from measure")
+        if any(p.name == perf.name for p in performance):
+            raise ManifestError(path, f"performance[{i}].name", f"duplicate name {perf.name!r}")
+        performance.append(perf)
+
+    return Exercise(
+        name=name,
+        chapter=chapter,
+        title=ex.text("title", required=True),
+        summary=ex.text("summary"),
+        files=files,
+        directory=path.parent,
+        manifest=path,
+        libraries=ex.strings("libraries", allowed=LIBRARIES),
+        rdc=ex.flag("rdc"),
+        min_cc=ex.number("min_cc", default=7.0, minimum=7.0),
+        correctness_points=correctness.number("points", required=True, positive=True),
+        test_timeout_s=correctness.number("timeout_s", default=60.0, positive=True),
+        sanitizer_tools=tools,
+        sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
+        sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),
+        benchmark_timeout_s=benchmark.number("timeout_s", default=180.0, positive=True),
+        performance=tuple(performance),
+    )
+
+
+def discover(root: Path) -> list[Exercise]:
+    """All exercises under root/chapters, in chapter then folder order."""
+    chapters_dir = Path(root) / "chapters"
+    if not chapters_dir.is_dir():
+        raise GraderError(f"no chapters/ folder under {root}")
+    exercises = []
+    for chapter_dir in sorted(p for p in chapters_dir.iterdir() if p.is_dir()):
+        if not CHAPTER_PATTERN.match(chapter_dir.name):
+            raise GraderError(f"{chapter_dir}: chapter folders are named like ch01_programming_model")
+        for ex_dir in sorted(p for p in chapter_dir.iterdir() if p.is_dir()):
+            manifest = ex_dir / f"{ex_dir.name}.toml"
+            if not manifest.is_file():
+                raise ManifestError(manifest, "", "every exercise folder needs a manifest "
+                                    "named after it")
+            exercises.append(load_manifest(manifest))
+    seen: dict[str, Exercise] = {}
+    for ex in exercises:
+        if ex.name in seen:
+            raise ManifestError(ex.manifest, "exercise.name",
+                                f"{ex.name!r} is also used by {seen[ex.name].manifest}; "
+                                "exercise names are unique across the course")
+        seen[ex.name] = ex
+    return exercises
+
+
+def select(exercises: list[Exercise], patterns: list[str]) -> list[Exercise]:
+    """Exercises matching any pattern: a chapter (ch01 or ch01_programming_model), an exercise
+    name, or chapter/name. An unknown pattern is an error that suggests close names."""
+    if not patterns:
+        return exercises
+    chosen: list[Exercise] = []
+    for pattern in patterns:
+        pattern = pattern.strip().rstrip("/")
+        matches = [ex for ex in exercises
+                   if pattern in (ex.name, ex.key, ex.chapter, ex.chapter_number)
+                   or f"{ex.chapter_number}/{ex.name}" == pattern]
+        if not matches:
+            import difflib
+            names = sorted({ex.name for ex in exercises} | {ex.chapter for ex in exercises}
+                           | {ex.chapter_number for ex in exercises})
+            close = difflib.get_close_matches(pattern, names, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else \
+                "; 'python3 -m grader list' shows them all"
+            raise GraderError(f"unknown exercise or chapter {pattern!r}{hint}")
+        chosen.extend(ex for ex in matches if ex not in chosen)
+    order = {ex.key: i for i, ex in enumerate(exercises)}
+    return sorted(chosen, key=lambda ex: order[ex.key])
+
+
+def course_sources(ex: Exercise) -> list[str]:
+    """Course-owned sources beside the tests: <name>_*.cpp/.cu other than _test and _bench
+    (CPU references, baseline kernels)."""
+    out = []
+    for p in sorted(ex.directory.iterdir()):
+        if p.suffix in (".cpp", ".cu") and p.stem.startswith(ex.name + "_") \
+                and p.stem not in (ex.name + "_test", ex.name + "_bench"):
+            out.append(p.name)
+    return out

@@ -1,0 +1,142 @@
+"""Running untrusted programs: own process group, wall-clock limit, bounded output.
+
+A student's binary may hang, crash, fork, or print gigabytes. run() always returns: on time-out
+the whole process group gets SIGTERM then SIGKILL; output beyond the limit keeps its head and
+its tail and drops the middle, so memory stays bounded whatever the program prints.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+DEFAULT_OUTPUT_LIMIT = 64 * 1024
+
+
+@dataclass
+class ProcResult:
+    command: list[str]
+    returncode: int | None  # None when it could not start
+    timed_out: bool
+    duration_s: float
+    output: str
+    output_bytes: int      # everything it printed, kept or not
+    truncated: bool
+    start_error: str = ""
+
+    @property
+    def signal_name(self) -> str:
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return ""
+
+    def describe_exit(self) -> str:
+        if self.start_error:
+            return f"could not start: {self.start_error}"
+        if self.timed_out:
+            return f"timed out after {self.duration_s:.0f} s and was killed"
+        if self.signal_name:
+            return f"killed by {self.signal_name}"
+        return f"exit status {self.returncode}"
+
+
+class _Collector:
+    """Keeps the first and last `limit / 2` bytes of a stream."""
+
+    def __init__(self, limit: int):
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> tuple[str, bool]:
+        tail = b"".join(self.tail)
+        if len(tail) > self.tail_limit:
+            tail = tail[-self.tail_limit:]
+        kept = len(self.head) + len(tail)
+        if kept >= self.total:
+            return (bytes(self.head) + tail).decode("utf-8", "replace"), False
+        dropped = self.total - kept
+        marker = f"\n[... {dropped} bytes of output cut ...]\n".encode()
+        return (bytes(self.head) + marker + tail).decode("utf-8", "replace"), True
+
+
+def _kill_group(pgid: int, grace_s: float, proc: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=wait)
+            if sig == signal.SIGKILL:
+                return
+        except subprocess.TimeoutExpired:
+            continue
+        # The leader is gone; make sure nothing else in its group lives on.
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+
+
+def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT, grace_s: float = 3.0) -> ProcResult:
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as error:
+        return ProcResult(list(map(str, command)), None, False, 0.0, "", 0, False,
+                          start_error=str(error))
+    collector = _Collector(output_limit)
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        while True:
+            chunk = proc.stdout.read1(65536)
+            if not chunk:
+                break
+            collector.add(chunk)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    _kill_group(proc.pid, grace_s if timed_out else 0.5, proc)
+    if proc.poll() is None:  # pragma: no cover - only if the kernel refuses SIGKILL
+        proc.kill()
+        proc.wait()
+    reader.join(timeout=10)
+    duration = time.monotonic() - started
+    text, truncated = collector.text()
+    return ProcResult(list(map(str, command)), proc.returncode, timed_out, duration, text,
+                      collector.total, truncated)

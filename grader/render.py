@@ -1,0 +1,140 @@
+"""Views of a Report: terminal table, JSON, JUnit XML."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from grader import model
+
+_COLORS = {"passed": "32", "partial": "33", "failed": "31", "compile_error": "31",
+           "crashed": "31", "timed_out": "31", "exited_early": "31", "not_submitted": "90",
+           "skipped": "90", "error": "35"}
+
+
+def _use_color(stream) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def _paint(text: str, status: str, color: bool) -> str:
+    code = _COLORS.get(status)
+    return f"\033[{code}m{text}\033[0m" if color and code else text
+
+
+def _indent(text: str, prefix: str = "      ", max_lines: int = 25) -> str:
+    lines = text.rstrip().splitlines()
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines in the JSON report)"]
+    return "\n".join(prefix + l for l in lines)
+
+
+def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
+    stream = stream or sys.stdout
+    color = _use_color(stream)
+    out = []
+    gpu = report.gpu
+    out.append(f"Submission: {report.submission}")
+    out.append(f"GPU: {gpu.name} (compute capability {gpu.compute_capability}, driver "
+               f"{gpu.driver})" if gpu else "GPU: none")
+    out.append(f"Seed: {report.seed}   (re-run the same inputs with --seed {report.seed})")
+    out.append("")
+
+    # Details first, for exercises that lost points; the table comes last so it is what
+    # stays on screen.
+    for ex in report.exercises:
+        if ex.status in (model.PASSED, model.NOT_SUBMITTED) and not verbose:
+            continue
+        if ex.status == model.SKIPPED and not verbose:
+            continue
+        out.append(_paint(f"── {ex.key}: {ex.status.replace('_', ' ')}", ex.status, color))
+        if ex.message:
+            out.append(f"   {ex.message}")
+        for stage in ex.stages:
+            if stage.status == "passed" and not verbose:
+                continue
+            out.append(f"   {stage.name}: {stage.status}"
+                       + (f" - {stage.message}" if stage.message else ""))
+            failed = [c for c in stage.cases if c.status != "passed"]
+            for case in failed[:5]:
+                out.append(f"    ✗ {case.name} [{case.status}]")
+                if case.message:
+                    out.append(_indent(case.message, max_lines=12))
+            if len(failed) > 5:
+                out.append(f"    ... and {len(failed) - 5} more failing cases")
+            if stage.name in ("build", "sanitizer") and stage.output:
+                out.append(_indent(stage.output))
+            elif stage.status in ("crashed", "timed_out", "exited_early") and stage.output:
+                out.append("    last output:")
+                out.append(_indent("\n".join(stage.output.splitlines()[-15:])))
+        out.append("")
+
+    width = max([len(e.key) for e in report.exercises] + [8])
+    out.append(f"{'exercise':<{width}}  {'status':<14} {'tests':>8} {'perf':>16} {'score':>13}")
+    out.append("-" * (width + 56))
+    for ex in report.exercises:
+        tests = ex.stage("tests")
+        cases = (f"{tests.details.get('passed', 0)}/{tests.details.get('total', 0)}"
+                 if tests and "total" in tests.details else "-")
+        bench = ex.stage("benchmark")
+        perf = "-"
+        if bench and bench.metrics:
+            ratios = [m.ratio for m in bench.metrics if m.ratio is not None]
+            perf = ", ".join(f"{r:.2f}x" for r in ratios) if ratios else bench.status
+        elif bench:
+            perf = bench.status
+        status = _paint(f"{ex.status.replace('_', ' '):<14}", ex.status, color)
+        out.append(f"{ex.key:<{width}}  {status} {cases:>8} {perf:>16} "
+                   f"{ex.score:>6.1f}/{ex.max_score:<6.1f}")
+    out.append("-" * (width + 56))
+    out.append(f"{'total':<{width}}  {'':<14} {'':>8} {'':>16} "
+               f"{report.score:>6.1f}/{report.max_score:<6.1f} ({report.percent:.1f}%)")
+    return "\n".join(out)
+
+
+def write_json(report: model.Report, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def junit_xml(report: model.Report) -> str:
+    """One <testsuite> per exercise, one <testcase> per test case and per stage verdict."""
+    root = ET.Element("testsuites", name="cuda-course", tests="0", failures="0")
+    total = failures = 0
+    for ex in report.exercises:
+        suite = ET.SubElement(root, "testsuite", name=ex.key)
+        count = bad = 0
+
+        def case(name: str, status: str, message: str, seconds: float = 0.0) -> None:
+            nonlocal count, bad
+            element = ET.SubElement(suite, "testcase", classname=ex.key, name=name,
+                                    time=f"{seconds:.3f}")
+            count += 1
+            if status in ("skipped", "not_submitted"):
+                ET.SubElement(element, "skipped", message=message[:500])
+            elif status != "passed":
+                bad += 1
+                failure = ET.SubElement(element, "failure", message=message[:500] or status,
+                                        type=status)
+                failure.text = message
+        if ex.status == model.NOT_SUBMITTED:
+            case("submission", "not_submitted", ex.message)
+        for stage in ex.stages:
+            if stage.cases:
+                for c in stage.cases:
+                    case(f"{stage.name}/{c.name}", c.status, c.message, c.duration_ms / 1000)
+            else:
+                detail = stage.message + ("\n" + stage.output if stage.output else "")
+                case(stage.name, stage.status, detail, stage.duration_s)
+        suite.set("tests", str(count))
+        suite.set("failures", str(bad))
+        total += count
+        failures += bad
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode") + "\n"

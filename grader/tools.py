@@ -1,0 +1,56 @@
+"""Locating the external tools the grader drives: meson, ninja, compute-sanitizer, nvidia-smi."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from grader.errors import GraderError
+from grader.model import GpuInfo
+
+CUDA_BIN_DIRS = [Path("/usr/local/cuda/bin"), Path("/opt/cuda/bin")]
+
+
+def _beside_python(name: str) -> str | None:
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.is_file() else None
+
+
+def find(name: str, required_for: str = "") -> str | None:
+    path = _beside_python(name) or shutil.which(name)
+    if path is None:
+        for directory in CUDA_BIN_DIRS:
+            if (directory / name).is_file():
+                path = str(directory / name)
+                break
+    if path is None and required_for:
+        raise GraderError(f"{name} not found on PATH; it is needed {required_for} "
+                          "(run scripts/setup.sh)")
+    return path
+
+
+def query_gpu() -> GpuInfo | None:
+    """The first GPU as nvidia-smi sees it, or None when there is none."""
+    smi = find("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        result = subprocess.run(
+            [smi, "--query-gpu=name,compute_cap,driver_version,memory.total",
+             "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    fields = [f.strip() for f in result.stdout.strip().splitlines()[0].split(",")]
+    if len(fields) < 4:
+        return None
+    try:
+        memory = int(float(fields[3]))
+    except ValueError:
+        memory = 0
+    return GpuInfo(name=fields[0], compute_capability=fields[1], driver=fields[2],
+                   memory_mib=memory)

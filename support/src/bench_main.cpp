@@ -1,0 +1,24 @@
+// main() of every exercise's benchmark binary: the exercise defines course::run_benchmark.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "course/bench.h"
+
+int main(int argc, char** argv) {
+  const char* slash = std::strrchr(argv[0], '/');
+  const std::string title = slash != nullptr ? slash + 1 : argv[0];
+  try {
+    course::Benchmark bench(argc, argv, title);
+    try {
+      course::run_benchmark(bench);
+    } catch (const std::exception& error) {
+      bench.fail(error.what());
+    }
+    return bench.finish();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s: benchmark could not start: %s\n", title.c_str(), error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,128 @@
+#include "course/compare.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+
+namespace course {
+
+template <class T>
+bool is_poison(const T& value) {
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  for (unsigned char b : bytes)
+    if (b != kPoisonByte) return false;
+  return true;
+}
+
+namespace {
+
+template <class T>
+std::string show(const T& value) {
+  std::ostringstream out;
+  if constexpr (std::is_floating_point_v<T>) {
+    out.precision(std::is_same_v<T, float> ? 9 : 17);
+    out << value;
+  } else if constexpr (sizeof(T) == 1) {
+    out << static_cast<int>(value);
+  } else {
+    out << value;
+  }
+  return out.str();
+}
+
+std::string coordinates(std::size_t index, const std::vector<std::size_t>& shape) {
+  if (shape.size() < 2) return "";
+  std::vector<std::size_t> coords(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    coords[d] = index % shape[d];
+    index /= shape[d];
+  }
+  std::string text = " (";
+  for (std::size_t d = 0; d < coords.size(); ++d) {
+    if (d > 0) text += ", ";
+    text += std::to_string(coords[d]);
+  }
+  return text + ")";
+}
+
+template <class T, class Equal>
+Comparison compare_with(const T* expected, const T* actual, std::size_t n,
+                        const CompareOptions& options, Equal equal) {
+  Comparison result;
+  result.checked = n;
+  result.shape = options.shape;
+  result.what = options.what;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (equal(expected[i], actual[i])) continue;
+    result.ok = false;
+    if (result.mismatches++ < options.max_report)
+      result.first.push_back({i, show(expected[i]), show(actual[i]), is_poison(actual[i])});
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string Comparison::summary() const {
+  if (ok) return what + ": all " + std::to_string(checked) + " elements match";
+  std::ostringstream out;
+  out << what << ": " << mismatches << " of " << checked << " elements differ";
+  if (!first.empty()) out << " (first at index " << first.front().index << ")";
+  out << ":";
+  for (const auto& m : first) {
+    out << "\n  [" << m.index << "]" << coordinates(m.index, shape) << " expected " << m.expected
+        << ", got " << m.actual;
+    if (m.unwritten) out << "  <- never written (still holds the poison pattern)";
+  }
+  if (mismatches > first.size()) out << "\n  ... and " << (mismatches - first.size()) << " more";
+  return out.str();
+}
+
+template <class T>
+Comparison compare_exact(const T* expected, const T* actual, std::size_t n,
+                         const CompareOptions& options) {
+  return compare_with(expected, actual, n, options, [](const T& e, const T& a) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(e)) return static_cast<bool>(std::isnan(a));
+    }
+    return e == a;
+  });
+}
+
+template <class T>
+Comparison compare_close(const T* expected, const T* actual, std::size_t n, Tolerance tolerance,
+                         const CompareOptions& options) {
+  static_assert(std::is_floating_point_v<T>, "compare_close is for floating-point outputs");
+  return compare_with(expected, actual, n, options, [tolerance](const T& e, const T& a) {
+    if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
+    if (std::isinf(e) || std::isinf(a)) return e == a;
+    const double diff = std::fabs(static_cast<double>(a) - static_cast<double>(e));
+    return diff <= tolerance.abs + tolerance.rel * std::fabs(static_cast<double>(e));
+  });
+}
+
+#define COURSE_INSTANTIATE_EXACT(T)                                                       \
+  template Comparison compare_exact<T>(const T*, const T*, std::size_t, const CompareOptions&); \
+  template bool is_poison<T>(const T&);
+COURSE_INSTANTIATE_EXACT(float)
+COURSE_INSTANTIATE_EXACT(double)
+COURSE_INSTANTIATE_EXACT(int)
+COURSE_INSTANTIATE_EXACT(unsigned)
+COURSE_INSTANTIATE_EXACT(long long)
+COURSE_INSTANTIATE_EXACT(unsigned long long)
+COURSE_INSTANTIATE_EXACT(long)
+COURSE_INSTANTIATE_EXACT(unsigned long)
+COURSE_INSTANTIATE_EXACT(unsigned char)
+COURSE_INSTANTIATE_EXACT(signed char)
+COURSE_INSTANTIATE_EXACT(short)
+COURSE_INSTANTIATE_EXACT(unsigned short)
+#undef COURSE_INSTANTIATE_EXACT
+
+template Comparison compare_close<float>(const float*, const float*, std::size_t, Tolerance,
+                                         const CompareOptions&);
+template Comparison compare_close<double>(const double*, const double*, std::size_t, Tolerance,
+                                          const CompareOptions&);
+
+}  // namespace course

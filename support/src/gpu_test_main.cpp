@@ -1,0 +1,81 @@
+// main() of every exercise's test binary.
+//
+// * No GPU: print why and exit 77, which Meson reports as SKIP rather than FAIL.
+// * COURSE_EVENTS=path: a line of JSON per case start and end, flushed at once, so the grader
+//   can name the case that was running when a student's kernel crashed or hung, even though
+//   GoogleTest's own JSON report is only written at the very end.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "course/bench.h"  // json_escape
+#include "course/random.h"
+
+namespace {
+
+class EventStream : public ::testing::EmptyTestEventListener {
+ public:
+  explicit EventStream(std::FILE* file) : file_(file) {}
+  ~EventStream() override { std::fclose(file_); }
+
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    failures_.clear();
+    std::fprintf(file_, "{\"event\":\"start\",\"case\":\"%s\"}\n", full_name(info).c_str());
+    std::fflush(file_);
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    if (!failures_.empty()) failures_ += ",";
+    std::string where = result.file_name() != nullptr ? result.file_name() : "";
+    where += ":" + std::to_string(result.line_number());
+    failures_ += "\"" + course::json_escape(where + "\n" + result.message()) + "\"";
+  }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    const auto* result = info.result();
+    const char* status = result->Skipped() ? "skipped" : (result->Passed() ? "passed" : "failed");
+    std::fprintf(file_, "{\"event\":\"end\",\"case\":\"%s\",\"status\":\"%s\",\"ms\":%lld,"
+                 "\"failures\":[%s]}\n",
+                 full_name(info).c_str(), status, static_cast<long long>(result->elapsed_time()),
+                 failures_.c_str());
+    std::fflush(file_);
+  }
+
+ private:
+  static std::string full_name(const ::testing::TestInfo& info) {
+    return course::json_escape(std::string(info.test_suite_name()) + "." + info.name());
+  }
+  std::FILE* file_;
+  std::string failures_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();
+
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device here (%s); these tests need a GPU.\n",
+                status != cudaSuccess ? cudaGetErrorName(status) : "0 devices");
+    return 77;
+  }
+
+  const std::uint64_t seed = course::run_seed();
+  std::printf("course seed: %llu (rerun with COURSE_SEED=%llu)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+
+  if (const char* path = std::getenv("COURSE_EVENTS")) {
+    if (std::FILE* file = std::fopen(path, "w")) {
+      ::testing::UnitTest::GetInstance()->listeners().Append(new EventStream(file));
+    } else {
+      std::fprintf(stderr, "cannot write COURSE_EVENTS=%s\n", path);
+    }
+  }
+  return RUN_ALL_TESTS();
+}
