@@ -10,8 +10,7 @@ RUNS=${RUNS:-3}
 FIXTURES=${FIXTURES:-all}
 mkdir -p "$OUT/logs"
 export PYTHONUNBUFFERED=1
-PY=${PYTHON:-python3}
-if [ -x .venv/bin/python ]; then PY=.venv/bin/python; fi
+. scripts/setup.sh
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv \
   > "$OUT/logs/gpu.txt" 2>&1
 cat "$OUT/logs/gpu.txt"
@@ -30,19 +29,13 @@ echo "== skeletons"
 $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" \
     --json "$OUT/logs/skeletons.json" > "$OUT/logs/skeletons.txt" 2>&1 || status=1
 tail -n 2 "$OUT/logs/skeletons.txt"
-if [ "$FIXTURES" != none ]; then
-  for dir in tests/fixtures/submissions/*/; do
-    name=$(basename "$dir")
-    echo "== fixture $name"
-    $PY -m grader grade "$dir" "${ONLY[@]}" -q --seed "$SEED" --json "$OUT/logs/fixture-$name.json" \
-        > "$OUT/logs/fixture-$name.txt" 2>&1 || status=1
-    tail -n 2 "$OUT/logs/fixture-$name.txt"
-  done
-fi
 if [ "${PYTEST:-1}" = 1 ]; then
-  echo "== course tests (pytest, GPU tests included)"
-  $PY -m pytest tests -q -x --timeout=1800 -p no:cacheprovider > "$OUT/logs/pytest.txt" 2>&1 \
-    || { status=1; tail -n 30 "$OUT/logs/pytest.txt"; }
+  # The course's tests, GPU ones included: every fixture under tests/fixtures/submissions is
+  # graded and checked against its expect.toml; the reports land beside the others.
+  echo "== course tests (pytest; fixtures graded on the GPU)"
+  COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
+    $PY -m pytest tests -q --timeout=1800 -p no:cacheprovider -rfEs > "$OUT/logs/pytest.txt" 2>&1 \
+    || { status=1; grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30; }
   tail -n 1 "$OUT/logs/pytest.txt"
 fi
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs

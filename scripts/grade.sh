@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up, then grade the student workspace (skeletons/ unless a directory is given).
+# Extra arguments go to the grader: scripts/grade.sh -e ch01, scripts/grade.sh solutions --json r.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+exec "$PY" -m grader grade "$@"
