@@ -192,8 +192,16 @@ def report_from_dict(data: dict) -> model.Report:
         raise GraderError(f"not a grader report ({error})") from None
 
 
+def _warn_incomplete() -> None:
+    for folder in manifest.incomplete_folders(ROOT):
+        print(f"grader: warning: {folder.relative_to(ROOT)} has no manifest "
+              f"{folder.name}.toml; skipped", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("grade", "list"):
+        _warn_incomplete()
     handlers = {"grade": cmd_grade, "list": cmd_list, "skeletons": cmd_skeletons,
                 "render": cmd_render}
     try:
