@@ -188,7 +188,7 @@ def report_from_dict(data: dict) -> model.Report:
         keep = {k: data[k] for k in ("submission", "seed", "started_at", "finished_at",
                                      "grader_version", "host", "options", "schema") if k in data}
         return model.Report(gpu=gpu, exercises=exercises, **keep)
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, AttributeError) as error:
         raise GraderError(f"not a grader report ({error})") from None
 
 

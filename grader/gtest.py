@@ -103,6 +103,6 @@ def collect(report: Path, events: Path) -> RunOutcome:
         try:
             cases = parse_report(report)
             return RunOutcome(cases=cases, running=None, complete_report=True)
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError):
+        except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError):
             pass
     return streamed

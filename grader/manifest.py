@@ -6,6 +6,7 @@ change. Every field is validated; a problem raises ManifestError naming the file
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class _Table:
 
     def number(self, key, default=0.0, required=False, minimum=None, positive=False) -> float:
         value = float(self._get(key, (int, float), default, required))
+        if not math.isfinite(value):
+            raise ManifestError(self.path, f"{self.prefix}.{key}", "must be a finite number")
         if positive and value <= 0:
             raise ManifestError(self.path, f"{self.prefix}.{key}", "must be greater than 0")
         if minimum is not None and value < minimum:

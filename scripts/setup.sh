@@ -11,11 +11,11 @@ _course_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 _fail() { echo "setup: error: $*" >&2; return 1 2>/dev/null || exit 1; }
 
-_has_python_tools() {  # $1: python; true when it has meson >= 1.4.1 and pytest
+_has_python_tools() {  # $1: python; true when it has meson >= 1.4.1, pytest and pytest-timeout
   "$1" - <<'PYEOF' 2>/dev/null
 import sys
 from importlib.metadata import version
-import pytest, mesonbuild  # noqa: F401
+import pytest, pytest_timeout, mesonbuild  # noqa: F401
 parts = tuple(int(p) for p in version("meson").split(".")[:3])
 sys.exit(0 if sys.version_info >= (3, 11) and parts >= (1, 4, 1) else 1)
 PYEOF

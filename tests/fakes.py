@@ -1,0 +1,290 @@
+"""Stand-ins for the programs the grader drives, so the pipeline can be tested without a GPU.
+
+Each fake is a small Python script with a shebang, made executable in a temporary directory,
+reading its behaviour from a JSON file beside it (<script>.json):
+
+* fake_gtest: imitates a GoogleTest binary built with support/src/gpu_test_main.cpp:
+  --gtest_list_tests, --gtest_filter, --gtest_output=json:PATH, one JSON line per case start
+  and end on $COURSE_EVENTS, GoogleTest's premature-exit file $TEST_PREMATURE_EXIT_FILE, exit 77
+  without a GPU, and misbehaviour on demand per case ("action") or for the whole run.
+* fake_bench: imitates a course benchmark binary (--json PATH, "completed": true at the end).
+* fake_sanitizer: imitates compute-sanitizer (--tool, --error-exitcode, ERROR SUMMARY lines).
+* fake_tool: a meson/ninja stand-in that prints a text and exits with a status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+# -S: no site import (faster start), -u: unbuffered, so output printed just before a crash
+# reaches the grader.
+SHEBANG = f"#!{sys.executable} -Su\n"
+
+_GTEST = r'''
+import fnmatch, json, os, resource, signal, subprocess, sys, time
+
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core files from the crash cases
+here = os.path.abspath(__file__)
+cfg = json.load(open(here + ".json"))
+log = cfg.get("argv_log")
+if log:
+    with open(log, "a") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\n")
+
+listing, flt, out = False, None, None
+for a in sys.argv[1:]:
+    if a == "--gtest_list_tests":
+        listing = True
+    elif a.startswith("--gtest_filter="):
+        flt = a.split("=", 1)[1]
+    elif a.startswith("--gtest_output=json:"):
+        out = a[len("--gtest_output=json:"):]
+
+
+def matches(name):
+    if not flt:
+        return True
+    pos, _, neg = flt.partition("-")
+    ok = any(fnmatch.fnmatchcase(name, p) for p in (pos or "*").split(":") if p)
+    return ok and not any(fnmatch.fnmatchcase(name, p) for p in neg.split(":") if p)
+
+
+cases = [c for c in cfg["cases"] if matches(c["name"])]
+under_sanitizer = "FAKE_SANITIZER_TOOL" in os.environ
+
+if listing:  # like GoogleTest, the listing includes DISABLED_ cases that match the filter
+    suite = None
+    for c in cases + [{"name": d} for d in cfg.get("disabled", []) if matches(d)]:
+        s, n = c["name"].split(".", 1)
+        if s != suite:
+            print(s + "." + ("  # TypeParam = float" if s.startswith("Typed") else ""))
+            suite = s
+        print("  " + n + ("  # GetParam() = 7" if "/" in n else ""))
+    sys.exit(cfg.get("list_exit", 0))
+
+if cfg.get("no_gpu"):
+    print("SKIPPED: no CUDA device here (cudaErrorNoDevice); these tests need a GPU.")
+    sys.exit(77)
+
+print("course seed: %s (rerun with COURSE_SEED=%s)" % (os.environ.get("COURSE_SEED"),
+                                                       os.environ.get("COURSE_SEED")))
+premature = os.environ.get("TEST_PREMATURE_EXIT_FILE") if cfg.get("premature", True) else None
+if premature:
+    open(premature, "w").close()
+events = open(os.environ["COURSE_EVENTS"], "w") if os.environ.get("COURSE_EVENTS") else None
+
+
+def emit(obj):
+    if events:
+        events.write(json.dumps(obj) + "\n")
+        events.flush()
+
+
+def flood(total):
+    block = (b"x" * 1023 + b"\n") * 1024
+    os.write(1, b"FLOOD-BEGIN\n")
+    written = 0
+    while written < total:
+        os.write(1, block)
+        written += len(block)
+    os.write(1, b"\nFLOOD-END\n")
+
+
+done = []
+for c in cases:
+    name = c["name"]
+    emit({"event": "start", "case": name})
+    print("[ RUN      ] " + name)
+    action = c.get("action_under_sanitizer") if under_sanitizer else c.get("action")
+    if action == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif action == "abort":
+        os.abort()
+    elif action == "hang":
+        time.sleep(3600)
+    elif action == "hang_ignoring_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
+    elif action == "exit":
+        os._exit(c.get("code", 0))
+    elif action == "torn":
+        if events:
+            events.write('{"event":"end","case":"' + name[:3])
+            events.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "flood":
+        flood(c.get("bytes", 1 << 20))
+    elif action == "child_hang":
+        # a grandchild that keeps stdout (the grader's pipe) open and outlives this process
+        child = subprocess.Popen([sys.executable, "-Sc", "import time; time.sleep(3600)"])
+        with open(c["pid_file"], "w") as f:
+            f.write(str(child.pid))
+    status = c.get("status_under_sanitizer", c.get("status", "passed")) if under_sanitizer \
+        else c.get("status", "passed")
+    failures = [c.get("message", "expected equality")] if status == "failed" else []
+    for m in failures:
+        print(m)
+    print("[ %8s ] %s (1 ms)" % ("OK" if status == "passed" else status.upper(), name))
+    emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures})
+    done.append((name, status, failures))
+
+report = cfg.get("report", "ok")
+if out and report != "missing":
+    if report == "malformed":
+        text = cfg.get("report_text", '{"testsuites": [ {"name": "Vec')
+    else:
+        kept = done[:len(done) - cfg.get("drop", 0)]
+        suites = {}
+        for name, status, failures in kept:
+            s, n = name.split(".", 1)
+            suites.setdefault(s, []).append({
+                "name": n, "status": "RUN",
+                "result": "SKIPPED" if status == "skipped" else "COMPLETED",
+                "time": "0.001s", "classname": s,
+                **({"failures": [{"failure": m, "type": ""} for m in failures]}
+                   if failures else {})})
+        for name in cfg.get("disabled", []):
+            s, n = name.split(".", 1)
+            suites.setdefault(s, []).append({"name": n, "status": "NOTRUN",
+                                             "result": "SUPPRESSED", "time": "0s",
+                                             "classname": s})
+        text = json.dumps({"tests": len(kept), "testsuites": [
+            {"name": s, "tests": len(v), "testsuite": v} for s, v in suites.items()]})
+    with open(out, "w") as f:
+        f.write(text)
+if premature:
+    os.remove(premature)
+if cfg.get("after_exit_child"):
+    subprocess.Popen([sys.executable, "-Sc", "import time; time.sleep(3600)"])
+sys.exit(cfg.get("exit", 1 if any(s == "failed" for _, s, _ in done) else 0))
+'''
+
+_BENCH = r'''
+import json, os, sys, time
+cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+path = sys.argv[sys.argv.index("--json") + 1]
+print(cfg.get("print", "measurement  median ms  rate"))
+if cfg.get("no_gpu"):
+    sys.exit(77)
+if cfg.get("hang"):
+    time.sleep(3600)
+if "raw" in cfg:
+    open(path, "w").write(cfg["raw"])
+elif "data" in cfg:
+    open(path, "w").write(json.dumps(cfg["data"]))
+sys.exit(cfg.get("exit", 0))
+'''
+
+_SANITIZER = r'''
+import json, os, subprocess, sys
+cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+args = sys.argv[1:]
+with open(cfg["argv_log"], "a") as f:
+    f.write(json.dumps(args) + "\n")
+tool = args[args.index("--tool") + 1]
+exitcode = int(args[args.index("--error-exitcode") + 1])
+i = 0
+while args[i].startswith("--"):
+    i += 2
+command = args[i:]
+print("========= COMPUTE-SANITIZER")
+if cfg.get("unsupported"):
+    print("========= Error: Device not supported")
+    sys.exit(1)
+env = dict(os.environ, FAKE_SANITIZER_TOOL=tool)
+rc = subprocess.call(command, env=env)
+errors = cfg.get("errors", {}).get(tool, 0)
+for k in range(errors):
+    print("========= Invalid __global__ write of size 4 bytes")
+    print("=========     at vector_add_kernel(const float *, float *, int)+0x80")
+if tool == "racecheck" and errors:
+    print("========= RACECHECK SUMMARY: 1 hazard displayed (%d errors, 0 warnings)" % errors)
+else:
+    print("========= ERROR SUMMARY: %d error%s" % (errors, "" if errors == 1 else "s"))
+if errors:
+    sys.exit(exitcode)
+sys.exit(rc if rc >= 0 else 128 - rc)
+'''
+
+_TOOL = r'''
+import json, os, sys
+cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+if cfg.get("argv_log"):
+    with open(cfg["argv_log"], "a") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\n")
+sys.stdout.write(cfg.get("print", ""))
+sys.exit(cfg.get("exit", 0))
+'''
+
+
+def write_script(path: Path, body: str, config: dict | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SHEBANG + body, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    if config is not None:
+        Path(str(path) + ".json").write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def fake_gtest(path: Path, cases: list, **config) -> Path:
+    """cases: names ("Suite.case", passing) or dicts with name, status (passed | failed |
+    skipped), message, action (segv | abort | hang | hang_ignoring_term | exit | torn | flood |
+    child_hang), and *_under_sanitizer variants. config: report (ok | missing | malformed),
+    drop (results left out of the report), exit, no_gpu, premature (honour the premature-exit
+    file, default true), list_exit, argv_log, disabled, after_exit_child."""
+    cases = [{"name": c} if isinstance(c, str) else c for c in cases]
+    return write_script(path, _GTEST, dict(config, cases=cases))
+
+
+def fake_bench(path: Path, data: dict | None = None, **config) -> Path:
+    if data is not None:
+        config["data"] = data
+    return write_script(path, _BENCH, config)
+
+
+def fake_sanitizer(path: Path, argv_log: Path, **config) -> Path:
+    return write_script(path, _SANITIZER, dict(config, argv_log=str(argv_log)))
+
+
+def fake_tool(path: Path, print_text: str = "", exit_code: int = 0, argv_log=None) -> Path:
+    return write_script(path, _TOOL, {"print": print_text, "exit": exit_code,
+                                      "argv_log": str(argv_log) if argv_log else None})
+
+
+def bench_data(measure_rate: float = 900.0, baseline_rate: float = 1000.0, *,
+               measure: str = "vector_add", baseline: str = "copy", valid: bool = True,
+               problem: str = "", requirements=(), errors=(), completed: bool = True,
+               drop: tuple = ()) -> dict:
+    """A benchmark report like support/src/bench.cu writes."""
+    measurements = [
+        {"name": baseline, "unit": "GB/s", "work": 1e9, "median_ms": 1.0,
+         "rate": baseline_rate, "valid": True, "problem": ""},
+        {"name": measure, "unit": "GB/s", "work": 1e9, "median_ms": 1.1,
+         "rate": measure_rate, "valid": valid, "problem": problem},
+    ]
+    data = {"schema": 1, "title": "fake", "device": {"name": "Fake GPU", "cc": "9.0"},
+            "measurements": [m for m in measurements if m["name"] not in drop],
+            "requirements": [dict(r) for r in requirements],
+            "errors": list(errors)}
+    if completed:
+        data["completed"] = True
+    return data
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return fields[0] not in ("Z", "X")
+
+
+def python_command(code: str) -> list:
+    return [sys.executable, "-Su", "-c", code]
+

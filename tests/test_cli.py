@@ -1,0 +1,191 @@
+"""The command line: 'grader: error:' on one line with exit status 2 whenever the grader
+cannot run, never a traceback; list, skeletons --check; a whole grade with stand-ins."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
+from grader import cli, model, tools
+from helpers import ROOT, run_cli
+
+NO_GPU = tools.query_gpu() is None
+
+
+def grader_errors(stderr: str, *fragments: str) -> str:
+    """Exactly one 'grader: error:' line and no traceback. Lines 'grader: warning:' (exercise
+    folders without a manifest yet) may come before it."""
+    assert "Traceback" not in stderr, stderr
+    lines = [l for l in stderr.splitlines() if not l.startswith("grader: warning: ")]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("grader: error: "), stderr
+    for fragment in fragments:
+        assert fragment.lower() in lines[0].lower(), (fragment, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["grade", "skeletons", "-e", "vectoradd"], ["unknown exercise", "vector_add"]),
+    (["grade", "skeletons", "-e", "ch99"], ["unknown exercise or chapter 'ch99'"]),
+    (["grade", "no/such/submission"], ["no/such/submission", "does not exist"]),
+    (["grade", "README.md"], ["README.md", "not a directory"]),
+    (["grade", "skeletons", "--build-only", "--seed", "abc"], ["--seed 'abc'", "whole number"]),
+    (["grade", "skeletons", "--build-only", "--seed", "-1"], ["--seed", "2^64"]),
+    (["grade", "skeletons", "-e", "vector_add", "-j", "0"], ["--jobs"]),
+    (["render", "no-such-report.json"], ["does not exist"]),
+])
+def test_cli_errors(args, fragments):
+    r = run_cli(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    grader_errors(r.stderr, *fragments)
+    assert r.stdout == ""
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_cli_no_gpu_without_build_only():
+    r = run_cli("grade", "skeletons", "-e", "vector_add")
+    assert r.returncode == 2
+    grader_errors(r.stderr, "no NVIDIA GPU found", "--build-only")
+
+
+def test_cli_no_gpu_in_process(monkeypatch, capsys):
+    monkeypatch.setattr(tools, "query_gpu", lambda: None)
+    assert cli.main(["grade", "skeletons", "-e", "vector_add"]) == 2
+    grader_errors(capsys.readouterr().err, "no NVIDIA GPU found")
+
+
+def test_cli_usage_errors_are_argparse_exit_2():
+    r = run_cli("grade", "--no-such-option")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_cli_list():
+    r = run_cli("list")
+    assert r.returncode == 0, r.stderr
+    assert "ch01_programming_model/vector_add" in r.stdout
+    r = run_cli("list", "--json")
+    assert r.returncode == 0
+    data = json.loads(r.stdout)
+    va = next(e for e in data if e["name"] == "vector_add")
+    assert va["key"] == "ch01_programming_model/vector_add" and va["points"] == 100
+    assert va["files"] == ["vector_add.cu"]
+
+
+def test_cli_skeletons_check():
+    r = run_cli("skeletons", "--check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skeletons/ matches solutions/" in r.stdout
+
+
+# ------------------------------------------------------------------ a course copy in tmp
+
+@pytest.fixture
+def course_copy(tmp_path):
+    """A copy of the grader with a made-up chapters/ tree; 'python -m grader' run from it
+    uses the copy (cli.ROOT is the copy's root)."""
+    root = tmp_path / "course"
+    shutil.copytree(ROOT / "grader", root / "grader",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "chapters" / "ch01_basics" / "thing").mkdir(parents=True)
+    return root
+
+
+GOOD_MANIFEST = """\
+[exercise]
+name = "thing"
+chapter = "ch01_basics"
+title = "A thing"
+files = ["thing.cu"]
+
+[correctness]
+points = 10
+"""
+
+
+@pytest.mark.parametrize("text, fragments", [
+    (GOOD_MANIFEST.replace('title = "A thing"\n', ""), ["exercise.title", "is required"]),
+    (GOOD_MANIFEST.replace("points = 10", 'points = "ten"'), ["correctness.points", "str"]),
+    (GOOD_MANIFEST + "\n[[performance]]\nname = 'p'\npoints = 1\nmeasure = 'a'\n"
+     "baseline = 'b'\nfull_at = 0.5\nzero_at = 0.5\n", ["performance[0].zero_at"]),
+    (GOOD_MANIFEST + "oops = = 1\n", ["not valid TOML"]),
+    ("colour = 'red'\n" + GOOD_MANIFEST, ["manifest.colour", "unknown field"]),
+])
+@pytest.mark.parametrize("command", [["list"], ["grade", "chapters", "--build-only"]])
+def test_cli_malformed_manifest(course_copy, text, fragments, command):
+    path = course_copy / "chapters" / "ch01_basics" / "thing" / "thing.toml"
+    path.write_text(text)
+    r = run_cli(*command, cwd=course_copy)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    line = grader_errors(r.stderr, "malformed manifest", *fragments)
+    assert str(path) in line
+
+
+def test_cli_list_in_course_copy(course_copy):
+    (course_copy / "chapters" / "ch01_basics" / "thing" / "thing.toml").write_text(
+        GOOD_MANIFEST)
+    (course_copy / "chapters" / "ch01_basics" / "draft").mkdir()
+    r = run_cli("list", cwd=course_copy)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ch01_basics/thing")
+    assert "draft" in r.stderr and "warning" in r.stderr
+
+
+def test_cli_malformed_manifest_in_process(course_copy, monkeypatch, capsys):
+    (course_copy / "chapters" / "ch01_basics" / "thing" / "thing.toml").write_text("[exercise]\n")
+    monkeypatch.setattr(cli, "ROOT", course_copy)
+    assert cli.main(["list"]) == 2
+    grader_errors(capsys.readouterr().err, "malformed manifest", "exercise.name", "required")
+
+
+# ------------------------------------------------------------------ a whole grade, faked
+
+@pytest.fixture
+def faked_grade(tmp_path, monkeypatch):
+    """cli.main(grade ...) with a fake GPU, meson, ninja and compute-sanitizer, and stand-in
+    test and benchmark binaries in the build directory."""
+    bin_dir = tmp_path / "bin"
+    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja"),
+             "compute-sanitizer": fake_sanitizer(bin_dir / "compute-sanitizer",
+                                                 tmp_path / "san.log")}
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
+                        if name in found else None)
+    monkeypatch.setattr(tools, "query_gpu", lambda: model.GpuInfo("Fake GPU", "9.0", "1", 1))
+    submission = tmp_path / "submission" / "ch01_programming_model"
+    submission.mkdir(parents=True)
+    (submission / "vector_add.cu").write_text("// mine\n")
+    build = tmp_path / "build"
+
+    def go(cases, bench, *extra):
+        fake_gtest(build / "vector_add_test", cases)
+        fake_bench(build / "vector_add_bench", bench)
+        return cli.main(["grade", str(submission.parent), "-e", "vector_add", "-q",
+                         "--build-dir", str(build), "--seed", "0x10",
+                         "--json", str(tmp_path / "r.json"),
+                         "--junit", str(tmp_path / "j.xml"), *extra])
+
+    return go
+
+
+def test_cli_grade_faked_full_marks(faked_grade, tmp_path, capsys):
+    assert faked_grade(["S.a", "Small/S.b"], bench_data(900, 1000)) == 0
+    out = capsys.readouterr().out
+    assert "100.0/100.0" in out and "(100.0%)" in out
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["seed"] == 16 and data["percent"] == 100.0
+    [ex] = data["exercises"]
+    assert ex["status"] == "passed"
+    assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "0"
+
+
+def test_cli_grade_faked_fail_under(faked_grade, tmp_path, capsys):
+    cases = ["Small/S.a", {"name": "Large/S.b", "status": "failed"}]  # outside the filter
+    assert faked_grade(cases, bench_data(900, 1000), "--fail-under", "50") == 1
+    err = capsys.readouterr().err
+    assert "below --fail-under 50%" in err
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["score"] == 30 and data["exercises"][0]["status"] == "failed"
+    assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "1"  # Large/S.b

@@ -1,0 +1,299 @@
+"""grader.manifest: loading, validation (one ManifestError naming file and field), discovery,
+selection."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader import manifest
+from grader.errors import GraderError, ManifestError
+
+VALID = """\
+[exercise]
+name = "{name}"
+chapter = "{chapter}"
+title = "Fake exercise"
+summary = "s"
+files = ["{name}.cu"]
+libraries = ["cublas"]
+rdc = false
+min_cc = 8.0
+
+[correctness]
+points = 60
+timeout_s = 30
+
+[sanitizer]
+tools = ["racecheck"]
+gtest_filter = "Small/*"
+timeout_s = 100
+
+[benchmark]
+timeout_s = 50
+
+[[performance]]
+name = "bandwidth"
+description = "d"
+points = 40
+measure = "mine"
+baseline = "copy"
+full_at = 0.8
+zero_at = 0.3
+hint = "h"
+"""
+
+
+def write(root: Path, chapter: str, name: str, text: str | None = None,
+          folder: str | None = None, stem: str | None = None) -> Path:
+    path = root / "chapters" / chapter / (folder or name) / f"{stem or folder or name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((text if text is not None else VALID).format(name=name, chapter=chapter))
+    return path
+
+
+def test_valid_manifest_loads_every_field(tmp_path):
+    ex = manifest.load_manifest(write(tmp_path, "ch02_memory", "tiled"))
+    assert ex.key == "ch02_memory/tiled" and ex.chapter_number == "ch02"
+    assert ex.title == "Fake exercise" and ex.summary == "s"
+    assert ex.files == ("tiled.cu",) and ex.libraries == ("cublas",) and ex.rdc is False
+    assert ex.min_cc == 8.0
+    assert ex.correctness_points == 60 and ex.test_timeout_s == 30
+    assert ex.sanitizer_tools == ("memcheck", "racecheck")  # memcheck always runs
+    assert ex.sanitizer_filter == "Small/*" and ex.sanitizer_timeout_s == 100
+    assert ex.benchmark_timeout_s == 50
+    [p] = ex.performance
+    assert (p.name, p.points, p.measure, p.baseline, p.full_at, p.zero_at) == \
+        ("bandwidth", 40, "mine", "copy", 0.8, 0.3)
+    assert ex.max_points == 100
+
+
+def test_minimal_manifest_defaults(tmp_path):
+    text = ('[exercise]\nname = "{name}"\nchapter = "{chapter}"\ntitle = "t"\n'
+            'files = ["{name}.cu"]\n[correctness]\npoints = 10\n')
+    ex = manifest.load_manifest(write(tmp_path, "ch01_x", "mini", text))
+    assert ex.sanitizer_tools == ("memcheck",) and ex.sanitizer_filter == "*"
+    assert ex.performance == () and ex.max_points == 10 and ex.min_cc == 7.0
+    assert ex.libraries == () and ex.rdc is False
+
+
+def edit(pattern: str, replacement: str, count: int = 1) -> str:
+    text, n = re.subn(pattern, replacement, VALID, count=count, flags=re.M)
+    assert n, pattern
+    return text
+
+
+# (edited manifest text, field the error must name, words the problem must contain)
+MALFORMED = {
+    "missing name": (edit(r'^name = "\{name\}"\n', ""), "exercise.name", "required"),
+    "missing title": (edit(r"^title = .*\n", ""), "exercise.title", "required"),
+    "missing files": (edit(r"^files = .*\n", ""), "exercise.files", "required"),
+    "missing points": (edit(r"^points = 60\n", ""), "correctness.points", "required"),
+    "missing correctness": (edit(r"^\[correctness\]\npoints = 60\ntimeout_s = 30\n", ""),
+                            "correctness", "table"),
+    "missing exercise table": (edit(r"^\[exercise\]\n", ""), "manifest.chapter", "unknown"),
+    "missing measure": (edit(r'^measure = "mine"\n', ""), "performance[0].measure", "required"),
+    "title wrong type": (edit(r"^title = .*", "title = 3"), "exercise.title", "str"),
+    "points wrong type": (edit(r"^points = 60", 'points = "60"'), "correctness.points", "int"),
+    "points boolean": (edit(r"^points = 60", "points = true"), "correctness.points", "boolean"),
+    "points zero": (edit(r"^points = 60", "points = 0"), "correctness.points", "greater than 0"),
+    "timeout negative": (edit(r"^timeout_s = 30", "timeout_s = -1"), "correctness.timeout_s",
+                         "greater than 0"),
+    "files not a list": (edit(r"^files = .*", 'files = "x.cu"'), "exercise.files", "list"),
+    "files empty": (edit(r"^files = .*", "files = []"), "exercise.files", "at least one"),
+    "files with folder": (edit(r"^files = .*", 'files = ["src/x.cu"]'), "exercise.files",
+                          "no folders"),
+    "files bad suffix": (edit(r"^files = .*", 'files = ["x.py"]'), "exercise.files",
+                         ".cu"),
+    "files not strings": (edit(r"^files = .*", "files = [1]"), "exercise.files",
+                          "non-empty strings"),
+    "rdc wrong type": (edit(r"^rdc = false", 'rdc = "no"'), "exercise.rdc", "bool"),
+    "unknown library": (edit(r'^libraries = .*', 'libraries = ["cufft"]'),
+                        "exercise.libraries", "cufft"),
+    "unknown tool": (edit(r'^tools = .*', 'tools = ["leakcheck"]'), "sanitizer.tools",
+                     "leakcheck"),
+    "min_cc too low": (edit(r"^min_cc = 8.0", "min_cc = 6.1"), "exercise.min_cc", "at least"),
+    "unknown exercise field": (edit(r"^rdc = false", "rdc = false\nauthor = \"me\""),
+                               "exercise.author", "unknown field"),
+    "unknown top-level table": (VALID + "\n[extra]\nx = 1\n", "manifest.extra", "unknown field"),
+    "unknown performance field": (edit(r'^hint = "h"', 'hint = "h"\nweight = 2'),
+                                  "performance[0].weight", "unknown field"),
+    "unknown correctness field": (edit(r"^timeout_s = 30", "timeout_s = 30\nretries = 2"),
+                                  "correctness.retries", "unknown field"),
+    "performance as table": (edit(r"^\[\[performance\]\]", "[performance]"), "performance",
+                             "array of tables"),
+    "zero_at equal full_at": (edit(r"^zero_at = 0.3", "zero_at = 0.8"),
+                              "performance[0].zero_at", "below full_at"),
+    "zero_at above full_at": (edit(r"^zero_at = 0.3", "zero_at = 0.9"),
+                              "performance[0].zero_at", "below full_at"),
+    "zero_at negative": (edit(r"^zero_at = 0.3", "zero_at = -0.1"), "performance[0].zero_at",
+                         "at least"),
+    "full_at zero": (edit(r"^full_at = 0.8", "full_at = 0"), "performance[0].full_at",
+                     "greater than 0"),
+    "baseline is measure": (edit(r'^baseline = "copy"', 'baseline = "mine"'),
+                            "performance[0].baseline", "differ"),
+    "duplicate performance": (VALID + VALID[VALID.index("[[performance]]"):],
+                              "performance[1].name", "duplicate"),
+    "bad name": (edit(r'^name = "\{name\}"', 'name = "Bad-Name"'), "exercise.name",
+                 "lower_snake_case"),
+    "bad chapter": (edit(r'^chapter = .*', 'chapter = "chapter1"'), "exercise.chapter",
+                    "ch01_programming_model"),
+    "name differs from folder": (edit(r'^name = "\{name\}"', 'name = "other"'),
+                                 "exercise.name", "must match"),
+    "chapter differs from folder": (edit(r'^chapter = .*', 'chapter = "ch09_other"'),
+                                    "exercise.chapter", "must match"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_manifest_names_file_and_field(tmp_path, case):
+    text, field, words = MALFORMED[case]
+    path = write(tmp_path, "ch01_basics", "thing", text)
+    with pytest.raises(ManifestError) as info:
+        manifest.load_manifest(path)
+    error = info.value
+    message = str(error)
+    assert str(path) in message
+    assert error.field == field, message
+    assert f": {field}: " in message
+    assert words.lower() in message.lower()
+    assert "\n" not in message
+    assert isinstance(error, GraderError)
+
+
+def test_bad_toml(tmp_path):
+    path = write(tmp_path, "ch01_basics", "thing", VALID + "\nthis is = = not toml\n")
+    with pytest.raises(ManifestError, match="not valid TOML") as info:
+        manifest.load_manifest(path)
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_not_utf8(tmp_path):
+    path = write(tmp_path, "ch01_basics", "thing")
+    path.write_bytes(b'[exercise]\nname = "\xff"\n')
+    with pytest.raises(ManifestError, match="not valid TOML"):
+        manifest.load_manifest(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ManifestError, match="file not found"):
+        manifest.load_manifest(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("line", ["points = nan", "points = inf"])
+def test_non_finite_numbers_are_rejected(tmp_path, line):
+    path = write(tmp_path, "ch01_basics", "thing", edit(r"^points = 60", line))
+    with pytest.raises(ManifestError, match="correctness.points"):
+        manifest.load_manifest(path)
+
+
+# ------------------------------------------------------------------------------ discover
+
+def test_discover_orders_by_chapter_then_folder(tmp_path):
+    write(tmp_path, "ch02_memory", "b_ex")
+    write(tmp_path, "ch01_basics", "z_ex")
+    write(tmp_path, "ch01_basics", "a_ex")
+    (tmp_path / "chapters" / "ch01_basics" / "README.md").write_text("chapter notes")
+    keys = [e.key for e in manifest.discover(tmp_path)]
+    assert keys == ["ch01_basics/a_ex", "ch01_basics/z_ex", "ch02_memory/b_ex"]
+
+
+def test_discover_duplicate_names_across_chapters(tmp_path):
+    write(tmp_path, "ch01_basics", "same")
+    second = write(tmp_path, "ch02_memory", "same")
+    with pytest.raises(ManifestError) as info:
+        manifest.discover(tmp_path)
+    message = str(info.value)
+    assert str(second) in message and "exercise.name" in message
+    assert "unique" in message
+
+
+def test_discover_skips_folders_without_manifest(tmp_path):
+    """Work in progress: a folder with no <name>.toml is skipped and listed as incomplete."""
+    write(tmp_path, "ch01_basics", "good")
+    lonely = tmp_path / "chapters" / "ch01_basics" / "lonely"
+    lonely.mkdir(parents=True)
+    renamed = write(tmp_path, "ch01_basics", "renamed")
+    renamed.rename(renamed.with_name("other.toml"))
+    assert [e.name for e in manifest.discover(tmp_path)] == ["good"]
+    assert manifest.incomplete_folders(tmp_path) == [lonely, renamed.parent]
+
+
+def test_discover_bad_chapter_folder(tmp_path):
+    (tmp_path / "chapters" / "Chapter One").mkdir(parents=True)
+    with pytest.raises(GraderError, match="Chapter One"):
+        manifest.discover(tmp_path)
+
+
+def test_discover_without_chapters(tmp_path):
+    with pytest.raises(GraderError, match="no chapters/"):
+        manifest.discover(tmp_path)
+
+
+def test_discover_reports_the_malformed_file(tmp_path):
+    write(tmp_path, "ch01_basics", "good")
+    bad = write(tmp_path, "ch01_basics", "bad", edit(r"^title = .*\n", ""))
+    with pytest.raises(ManifestError) as info:
+        manifest.discover(tmp_path)
+    assert str(bad) in str(info.value) and "exercise.title" in str(info.value)
+
+
+# ------------------------------------------------------------------------------ select
+
+@pytest.fixture
+def course(tmp_path):
+    for chapter, name in [("ch01_basics", "vector_add"), ("ch01_basics", "saxpy"),
+                          ("ch02_memory", "transpose"), ("ch10_streams", "overlap")]:
+        write(tmp_path, chapter, name)
+    return manifest.discover(tmp_path)
+
+
+def keys(exercises):
+    return [e.key for e in exercises]
+
+
+@pytest.mark.parametrize("patterns, expected", [
+    ([], ["ch01_basics/saxpy", "ch01_basics/vector_add", "ch02_memory/transpose",
+          "ch10_streams/overlap"]),
+    (["ch01"], ["ch01_basics/saxpy", "ch01_basics/vector_add"]),
+    (["ch01_basics"], ["ch01_basics/saxpy", "ch01_basics/vector_add"]),
+    (["ch01_basics/"], ["ch01_basics/saxpy", "ch01_basics/vector_add"]),
+    (["transpose"], ["ch02_memory/transpose"]),
+    (["ch02_memory/transpose"], ["ch02_memory/transpose"]),
+    (["ch02/transpose"], ["ch02_memory/transpose"]),
+    ([" overlap "], ["ch10_streams/overlap"]),
+    (["ch10"], ["ch10_streams/overlap"]),
+    # order follows the course, duplicates are dropped
+    (["overlap", "ch01", "saxpy"], ["ch01_basics/saxpy", "ch01_basics/vector_add",
+                                    "ch10_streams/overlap"]),
+])
+def test_select(course, patterns, expected):
+    assert keys(manifest.select(course, patterns)) == expected
+
+
+def test_select_unknown_suggests_close_names(course):
+    with pytest.raises(GraderError, match=r"unknown exercise or chapter 'vectoradd'.*"
+                       r"did you mean vector_add"):
+        manifest.select(course, ["vectoradd"])
+
+
+def test_select_unknown_without_close_names(course):
+    with pytest.raises(GraderError, match="'python3 -m grader list' shows them all"):
+        manifest.select(course, ["zzzzzzzz"])
+
+
+def test_select_one_unknown_among_known(course):
+    with pytest.raises(GraderError, match="ch03"):
+        manifest.select(course, ["ch01", "ch03"])
+
+
+def test_course_sources(tmp_path):
+    path = write(tmp_path, "ch01_basics", "thing")
+    for f in ("thing_test.cpp", "thing_bench.cpp", "thing_reference.cpp", "thing_baseline.cu",
+              "thing.h", "thing_reference.h", "other_helper.cpp"):
+        (path.parent / f).write_text("")
+    ex = manifest.load_manifest(path)
+    assert manifest.course_sources(ex) == ["thing_baseline.cu", "thing_reference.cpp"]

@@ -1,0 +1,429 @@
+"""Grader.run_sanitizer, run_benchmark, build_exercise, grade_exercise and run, with stand-in
+binaries, a fake compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
+from grader import model, tools
+from grader.errors import GraderError
+from helpers import vector_add
+
+CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
+         "Small/VectorAdd.MatchesReference/n_33", "Large/VectorAdd.MatchesReference/n_65537"]
+GPU = model.GpuInfo("Fake GPU", "9.0", "555.55", 80000)
+
+
+@pytest.fixture
+def fake_tools(monkeypatch, tmp_path):
+    """Registry name -> path for tools.find; names not registered are 'not found'."""
+    found: dict[str, str] = {}
+    real_find = tools.find
+
+    def find(name, required_for=""):
+        if name in found:
+            return found[name]
+        if required_for:
+            return real_find("definitely-not-a-tool-" + name, required_for)
+        return None
+
+    monkeypatch.setattr(tools, "find", find)
+    return found
+
+
+@pytest.fixture
+def sanitizer(fake_tools, tmp_path):
+    """sanitizer(**config) installs a fake compute-sanitizer; returns its argv log path."""
+
+    def install(**config):
+        log = tmp_path / "sanitizer-argv.log"
+        fake_tools["compute-sanitizer"] = str(
+            fake_sanitizer(tmp_path / "bin" / "compute-sanitizer", log, **config))
+        return log
+
+    return install
+
+
+# ------------------------------------------------------------------------------ sanitizer
+
+def sanitize(grader_for, cases, ex=None):
+    ex = ex or vector_add(sanitizer_tools=("memcheck", "racecheck"))
+    g = grader_for(ex)
+    binary = fake_gtest(g.options.build_dir / "vector_add_test", cases)
+    return g.run_sanitizer(ex, binary)
+
+
+def test_sanitizer_clean(grader_for, sanitizer):
+    log = sanitizer()
+    stage = sanitize(grader_for, CASES)
+    assert stage.status == "passed"
+    assert stage.message == "memcheck: clean; racecheck: clean"
+    calls = [json.loads(l) for l in log.read_text().splitlines()]
+    assert [c[1] for c in calls] == ["memcheck", "racecheck"]
+    for call in calls:
+        assert call[:6] == ["--tool", call[1], "--error-exitcode", "86", "--print-limit", "20"]
+        assert call[-1] == "--gtest_filter=Small/*:VectorAddEdge.*"
+
+
+def test_sanitizer_errors_with_failing_cases(grader_for, sanitizer):
+    sanitizer(errors={"memcheck": 2})
+    cases = [CASES[0], {"name": CASES[1], "status_under_sanitizer": "failed"}, CASES[2]]
+    stage = sanitize(grader_for, cases)
+    assert stage.status == "failed"
+    assert stage.message == "memcheck found 2 errors"
+    assert "Invalid __global__ write" in stage.output
+    assert all(line.startswith("=========") for line in stage.output.splitlines())
+
+
+def test_sanitizer_errors_while_cases_pass(grader_for, sanitizer):
+    sanitizer(errors={"racecheck": 3})
+    stage = sanitize(grader_for, CASES)
+    assert stage.status == "failed"
+    assert "racecheck found 3 errors" in stage.message
+
+
+def test_sanitizer_crash_under_the_tool(grader_for, sanitizer):
+    sanitizer()
+    cases = [CASES[0], {"name": CASES[1], "action_under_sanitizer": "segv"}, CASES[2]]
+    stage = sanitize(grader_for, cases)
+    assert stage.status == "failed"
+    assert "memcheck: tests failed or crashed under the sanitizer" in stage.message
+    assert CASES[1] in stage.message
+
+
+def test_sanitizer_time_out(grader_for, sanitizer):
+    sanitizer()
+    ex = vector_add(sanitizer_timeout_s=1.0)
+    started = time.monotonic()
+    stage = sanitize(grader_for, [{"name": CASES[1], "action_under_sanitizer": "hang"}], ex)
+    assert time.monotonic() - started < 10
+    assert stage.status == "failed"
+    assert stage.message.startswith("memcheck: timed out after")
+    assert CASES[1] in stage.message
+
+
+def test_sanitizer_not_installed(grader_for, fake_tools):
+    stage = sanitize(grader_for, CASES)
+    assert stage.status == "skipped"
+    assert "compute-sanitizer not found" in stage.message
+
+
+def test_sanitizer_device_not_supported(grader_for, sanitizer):
+    sanitizer(unsupported=True)
+    stage = sanitize(grader_for, CASES)
+    assert stage.status == "error"
+    assert "cannot run on this device" in stage.message
+
+
+def test_sanitizer_without_gpu_is_skipped(grader_for, sanitizer):
+    sanitizer()
+    ex = vector_add()
+    g = grader_for(ex)
+    binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES, no_gpu=True)
+    stage = g.run_sanitizer(ex, binary)
+    assert stage.status == "skipped"
+    assert "no GPU" in stage.message
+
+
+# ------------------------------------------------------------------------------ benchmark
+
+def bench(grader_for, data=None, ex=None, **config):
+    ex = ex or vector_add()
+    g = grader_for(ex)
+    binary = fake_bench(g.options.build_dir / "vector_add_bench", data, **config)
+    return g.run_benchmark(ex, binary)
+
+
+def test_benchmark_full_marks(grader_for):
+    stage = bench(grader_for, bench_data(900, 1000))
+    assert stage.status == "passed"
+    assert stage.points == stage.max_points == 40
+    [metric] = stage.metrics
+    assert metric.ratio == pytest.approx(0.9)
+    assert metric.value == 900 and metric.baseline_value == 1000 and metric.unit == "GB/s"
+    assert "full marks at 0.80x" in metric.message
+
+
+def test_benchmark_partial_points_with_hint(grader_for):
+    stage = bench(grader_for, bench_data(550, 1000))
+    assert stage.status == "failed"
+    assert stage.points == pytest.approx(20.0)
+    assert "0.55x copy" in stage.message and "Try: " in stage.message
+
+
+def test_benchmark_at_or_below_zero_at(grader_for):
+    stage = bench(grader_for, bench_data(300, 1000))
+    assert stage.points == 0 and stage.status == "failed"
+
+
+def test_benchmark_without_completed(grader_for):
+    stage = bench(grader_for, bench_data(900, 1000, completed=False), exit=0)
+    assert stage.status == "crashed"
+    assert "without finishing its report" in stage.message
+    assert stage.points == 0 and len(stage.metrics) == 1
+
+
+@pytest.mark.parametrize("raw", ["", "{\"measurements\": [", "[1, 2]", "null"])
+def test_benchmark_with_broken_json(grader_for, raw):
+    stage = bench(grader_for, raw=raw, exit=0)
+    assert stage.status == "crashed"
+    assert stage.points == 0
+
+
+def test_benchmark_crash(grader_for):
+    stage = bench(grader_for, bench_data(900, 1000, completed=False), exit=-11)
+    assert stage.status == "crashed"
+
+
+def test_benchmark_invalid_measurement(grader_for):
+    stage = bench(grader_for, bench_data(
+        900, 1000, valid=False, problem="wrong output in timed runs: 3 of 1000 differ"))
+    assert stage.points == 0 and stage.status == "failed"
+    assert "wrong output in timed runs" in stage.metrics[0].message
+
+
+def test_benchmark_failed_requirement(grader_for):
+    stage = bench(grader_for, bench_data(900, 1000, requirements=[
+        {"name": "grid_stride", "ok": False, "message": "the grid must be smaller than n"},
+        {"name": "other", "ok": True, "message": ""}]))
+    assert stage.points == 0 and stage.status == "failed"
+    assert "grid_stride: the grid must be smaller than n" in stage.message
+
+
+def test_benchmark_reported_errors(grader_for):
+    stage = bench(grader_for, bench_data(900, 1000, errors=["check of unknown measurement x"]))
+    assert stage.points == 0
+    assert "check of unknown measurement x" in stage.message
+
+
+@pytest.mark.parametrize("drop, missing", [(("copy",), "'copy'"), (("vector_add",),
+                                                                    "'vector_add'")])
+def test_benchmark_missing_measurement(grader_for, drop, missing):
+    stage = bench(grader_for, bench_data(900, 1000, drop=drop))
+    assert stage.points == 0
+    assert f"did not report {missing}" in stage.message
+
+
+def test_benchmark_baseline_without_rate(grader_for):
+    stage = bench(grader_for, bench_data(900, 0))
+    assert stage.points == 0
+    assert "baseline copy" in stage.message
+
+
+def test_benchmark_no_gpu(grader_for):
+    stage = bench(grader_for, no_gpu=True)
+    assert stage.status == "skipped"
+
+
+def test_benchmark_time_out(grader_for):
+    started = time.monotonic()
+    stage = bench(grader_for, hang=True, ex=vector_add(benchmark_timeout_s=1.0))
+    assert time.monotonic() - started < 10
+    assert stage.status == "timed_out"
+    assert "timed out" in stage.message
+    assert stage.points == 0
+
+
+# ------------------------------------------------------------------------------ build
+
+def test_compile_error_shows_the_compiler_lines(grader_for, fake_tools, tmp_path):
+    fake_tools["ninja"] = str(fake_tool(
+        tmp_path / "bin" / "ninja",
+        "[1/3] Compiling vector_add.cu\nFAILED: vector_add.cu.o\n"
+        "vector_add.cu(12): error: identifier \"blockIdx\" is undefined\n"
+        "ninja: build stopped: subcommand failed.\n", 1))
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU)
+    result = g.grade_exercise(ex)
+    assert result.status == model.COMPILE_ERROR
+    assert result.score == 0
+    build = result.stage("build")
+    assert build.status == "failed"
+    assert build.output.startswith("FAILED: vector_add.cu.o")
+    assert "identifier \"blockIdx\" is undefined" in build.output
+    assert "ninja: build stopped" not in build.output
+    assert [s.name for s in result.stages] == ["build"]
+
+
+# ------------------------------------------------------------------------------ exercise
+
+@pytest.fixture
+def grade(grader_for, fake_tools, tmp_path, monkeypatch):
+    """grade(cases, bench=data, ex=..., **grader options) -> ExerciseResult, with a passing
+    build and a clean fake sanitizer."""
+    fake_tools["ninja"] = str(fake_tool(tmp_path / "bin" / "ninja"))
+    fake_tools["compute-sanitizer"] = str(
+        fake_sanitizer(tmp_path / "bin" / "compute-sanitizer", tmp_path / "san.log"))
+
+    def go(cases, bench=None, ex=None, *, errors=None, gpu=GPU, gtest=None, **options):
+        ex = ex or vector_add(test_timeout_s=2.0)
+        if errors:
+            fake_sanitizer(tmp_path / "bin" / "compute-sanitizer", tmp_path / "san.log",
+                           errors=errors)
+        g = grader_for(ex, gpu=gpu, **options)
+        fake_gtest(g.options.build_dir / f"{ex.name}_test", cases, **(gtest or {}))
+        fake_bench(g.options.build_dir / f"{ex.name}_bench",
+                   bench if bench is not None else bench_data(900, 1000))
+        started = time.monotonic()
+        result = g.grade_exercise(ex)
+        result.elapsed = time.monotonic() - started
+        return result
+
+    return go
+
+
+def test_grade_full_marks(grade):
+    r = grade(CASES)
+    assert r.status == model.PASSED and r.message == "full marks"
+    assert r.score == r.max_score == 100
+    assert [s.name for s in r.stages] == ["build", "tests", "sanitizer", "benchmark"]
+    assert r.stage("tests").points == 60
+
+
+def test_grade_partial_performance(grade):
+    r = grade(CASES, bench_data(550, 1000))
+    assert r.status == model.PARTIAL
+    assert r.score == pytest.approx(80)
+    assert "bandwidth" in r.message and "0.55x" in r.message
+
+
+def test_grade_failing_cases_share_points_and_skip_benchmark(grade):
+    # the failing case is outside the sanitizer's filter (Small/*:VectorAddEdge.*)
+    cases = [CASES[0], CASES[1], CASES[2],
+             {"name": CASES[3], "status": "failed", "message": "mismatch at [0]"}]
+    r = grade(cases)
+    assert r.status == model.FAILED
+    assert r.message == "tests: 3 of 4 cases passed"
+    assert r.stage("tests").points == 45
+    assert r.stage("sanitizer").status == "passed"
+    assert r.score == 45
+    bench = r.stage("benchmark")
+    assert bench.status == "skipped" and bench.points == 0 and bench.max_points == 40
+    assert "must pass its tests" in bench.message
+
+
+def test_grade_failing_small_case_without_sanitizer_errors_keeps_points(grade):
+    cases = [CASES[0], {"name": CASES[1], "status": "failed", "message": "mismatch at [0]"},
+             CASES[2], CASES[3]]
+    r = grade(cases)
+    assert r.status == model.FAILED
+    assert r.stage("tests").points == 45
+    assert r.score == 45
+    assert r.message == "tests: 3 of 4 cases passed"
+
+
+def test_grade_crash(grade):
+    r = grade([CASES[0], CASES[1], {"name": CASES[2], "action": "segv"}, CASES[3]])
+    assert r.status == model.CRASHED
+    assert "SIGSEGV" in r.message and CASES[2] in r.message
+    assert r.score == 30
+    assert r.stage("benchmark").status == "skipped"
+
+
+def test_grade_abort(grade):
+    r = grade([{"name": CASES[0], "action": "abort"}])
+    assert r.status == model.CRASHED and "SIGABRT" in r.message and r.score == 0
+
+
+def test_grade_time_out_skips_the_sanitizer(grade):
+    r = grade([CASES[0], {"name": CASES[1], "action": "hang"}], ex=vector_add(test_timeout_s=1))
+    assert r.status == model.TIMED_OUT
+    assert CASES[1] in r.message
+    assert r.stage("sanitizer") is None
+    assert r.elapsed < 10
+
+
+def test_grade_exited_early(grade):
+    r = grade([CASES[0], {"name": CASES[1], "action": "exit", "code": 0}, CASES[2], CASES[3]])
+    assert r.status == model.EXITED_EARLY
+    assert "exited early" in r.message and CASES[1] in r.message
+    assert r.score == 15
+
+
+def test_grade_sanitizer_voids_correctness(grade):
+    cases = [CASES[0], {"name": CASES[1], "status_under_sanitizer": "failed"}, CASES[2],
+             CASES[3]]
+    r = grade(cases, errors={"memcheck": 1})
+    assert r.status == model.FAILED
+    assert r.message == "sanitizer: memcheck found 1 error"
+    tests = r.stage("tests")
+    assert tests.points == 0 and "60 points voided" in tests.message
+    assert r.score == 0
+    assert r.stage("benchmark").status == "skipped"
+
+
+def test_grade_not_submitted_names_the_file(grader_for, fake_tools):
+    ex = vector_add()
+    g = grader_for(ex, submit=False, gpu=GPU)
+    r = g.grade_exercise(ex)
+    assert r.status == model.NOT_SUBMITTED
+    assert "vector_add.cu" in r.message and "not found" in r.message
+    assert r.score == 0 and r.max_score == 100 and r.stages == []
+
+
+def test_grade_build_only(grade):
+    r = grade(CASES, build_only=True, gpu=None)
+    assert r.status == model.SKIPPED
+    assert "--build-only" in r.message
+    assert [s.name for s in r.stages] == ["build"]
+
+
+def test_grade_test_binary_without_gpu_is_skipped(grade):
+    r = grade(CASES, gtest={"no_gpu": True})
+    assert r.status == model.SKIPPED
+    assert "no GPU" in r.message
+    assert r.score == 0
+
+
+def test_grade_min_cc(grade):
+    r = grade(CASES, ex=vector_add(min_cc=9.5))
+    assert r.status == model.SKIPPED
+    assert "needs compute capability 9.5" in r.message
+
+
+def test_grade_without_sanitizer_and_benchmark(grade):
+    r = grade(CASES, sanitizer=False, benchmark=False)
+    assert [s.name for s in r.stages] == ["build", "tests", "benchmark"]
+    assert r.stage("benchmark").message == "not run (--no-benchmark)"
+    assert r.status == model.PARTIAL and r.score == 60
+
+
+# ------------------------------------------------------------------------------ whole run
+
+def test_run_configures_builds_and_grades(grader_for, fake_tools, tmp_path):
+    log = tmp_path / "tools.log"
+    fake_tools["meson"] = str(fake_tool(tmp_path / "bin" / "meson", argv_log=log))
+    fake_tools["ninja"] = str(fake_tool(tmp_path / "bin" / "ninja", argv_log=log))
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU, sanitizer=False)
+    fake_gtest(g.options.build_dir / "vector_add_test", CASES)
+    fake_bench(g.options.build_dir / "vector_add_bench", bench_data(900, 1000))
+    report = g.run()
+    assert [e.status for e in report.exercises] == ["passed"]
+    assert report.score == report.max_score == 100 and report.percent == 100
+    assert report.seed == 1234 and report.gpu == GPU and report.finished_at
+    calls = [json.loads(l) for l in log.read_text().splitlines()]
+    assert calls[0][0] == "setup" and f"-Dsubmission={g.options.submission}" in calls[0]
+    assert "vector_add_test" in calls[1] and "-k" in calls[1]
+
+
+def test_run_configure_failure_is_one_grader_error(grader_for, fake_tools, tmp_path):
+    fake_tools["meson"] = str(fake_tool(tmp_path / "bin" / "meson",
+                                        "The Meson build system\nmeson.build:3:0: ERROR: "
+                                        "Dependency \"cuda\" not found\n", 1))
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU)
+    with pytest.raises(GraderError, match="configuring the build failed: .*ERROR: "
+                       "Dependency \"cuda\" not found"):
+        g.run()
+
+
+def test_run_without_meson_is_a_grader_error(grader_for, fake_tools):
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU)
+    with pytest.raises(GraderError, match="meson not found"):
+        g.run()

@@ -1,0 +1,156 @@
+"""grader.proc.run: own process group, wall-clock limit, bounded output."""
+
+from __future__ import annotations
+
+import random
+import resource
+import signal
+import time
+
+from fakes import alive, python_command
+from grader import proc
+
+
+def test_normal_exit_keeps_all_output():
+    r = proc.run(python_command("print('hello'); print('world')"), 10)
+    assert r.returncode == 0 and not r.timed_out and not r.truncated
+    assert r.output == "hello\nworld\n"
+    assert r.output_bytes == len(r.output)
+    assert r.describe_exit() == "exit status 0"
+
+
+def test_nonzero_exit_status():
+    r = proc.run(python_command("import sys; sys.exit(3)"), 10)
+    assert r.returncode == 3 and r.signal_name == ""
+    assert r.describe_exit() == "exit status 3"
+
+
+def test_signal_is_named():
+    r = proc.run(python_command(
+        "import os, resource, signal; resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); "
+        "print('before', flush=True); os.kill(os.getpid(), signal.SIGSEGV)"), 10)
+    assert r.returncode == -signal.SIGSEGV
+    assert r.signal_name == "SIGSEGV"
+    assert r.describe_exit() == "killed by SIGSEGV"
+    assert "before" in r.output
+
+
+def test_program_that_cannot_start(tmp_path):
+    r = proc.run([str(tmp_path / "no-such-binary")], 10)
+    assert r.returncode is None and r.start_error
+    assert r.describe_exit().startswith("could not start")
+
+
+def test_stdin_is_closed():
+    r = proc.run(python_command("import sys; print(repr(sys.stdin.read()))"), 10)
+    assert r.output.strip() == "''"
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-Sc', 'import time; time.sleep(3600)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(c.pid)); print('started', flush=True); "
+            "time.sleep(3600)")
+    started = time.monotonic()
+    r = proc.run(python_command(code), 1.0, grace_s=1.0)
+    elapsed = time.monotonic() - started
+    assert r.timed_out
+    assert "timed out after" in r.describe_exit()
+    assert "started" in r.output
+    assert 1.0 <= r.duration_s < 6 and elapsed < 8
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), "the grandchild survived the time-out"
+
+
+def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    code = ("import os, signal, subprocess, sys, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "c = subprocess.Popen([sys.executable, '-Sc', 'import signal, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(c.pid)); print('ready', flush=True); "
+            "time.sleep(3600)")
+    r = proc.run(python_command(code), 0.5, grace_s=0.5)
+    assert r.timed_out
+    assert r.returncode == -signal.SIGKILL
+    assert r.duration_s < 5
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+def test_child_holding_the_pipe_open_does_not_block(tmp_path):
+    """The program exits at once but leaves a child with its stdout: run() must not wait for
+    the child (it is in the same group and gets killed)."""
+    pid_file = tmp_path / "child.pid"
+    code = ("import subprocess, sys; "
+            "c = subprocess.Popen([sys.executable, '-Sc', 'import signal, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(3600)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(c.pid)); print('parent done')")
+    started = time.monotonic()
+    r = proc.run(python_command(code), 30)
+    assert time.monotonic() - started < 8
+    assert r.returncode == 0 and not r.timed_out
+    assert "parent done" in r.output
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+
+
+def test_output_over_the_limit_keeps_head_and_tail_with_a_marker():
+    code = ("import sys; sys.stdout.write('HEAD' + 'a' * 50000 + 'b' * 50000 + 'TAIL'); "
+            "sys.stdout.flush()")
+    r = proc.run(python_command(code), 10, output_limit=1000)
+    assert r.truncated
+    assert r.output_bytes == 100008
+    assert r.output.startswith("HEAD" + "a" * 496)
+    assert r.output.endswith("b" * 496 + "TAIL")
+    assert "[... 99008 bytes of output cut ...]" in r.output
+    assert len(r.output) < 1100
+
+
+def test_huge_output_is_bounded_in_memory_and_time():
+    total = 300 * 1024 * 1024
+    code = ("import os; block = b'y' * (1 << 20); os.write(1, b'FIRST'); "
+            f"[os.write(1, block) for _ in range({total >> 20})]; os.write(1, b'LAST')")
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    r = proc.run(python_command(code), 60, output_limit=64 * 1024)
+    elapsed = time.monotonic() - started
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert r.returncode == 0 and r.truncated
+    assert r.output_bytes == total + 9
+    assert r.output.startswith("FIRST") and r.output.endswith("LAST")
+    assert "bytes of output cut" in r.output
+    assert len(r.output) < 64 * 1024 + 100
+    assert elapsed < 30
+    assert rss_after - rss_before < 64 * 1024  # KiB: far less than the 300 MB printed
+
+
+def test_collector_keeps_exact_head_and_tail():
+    rng = random.Random(7)
+    data = bytes(rng.randrange(32, 127) for _ in range(20000))
+    for limit in (1, 2, 99, 1000, 4096, 20000, 30000):
+        c = proc._Collector(limit)
+        pos = 0
+        while pos < len(data):
+            step = rng.randrange(1, 3000)
+            c.add(data[pos:pos + step])
+            pos += step
+        text, truncated = c.text()
+        head, tail = limit // 2, limit - limit // 2
+        if limit >= len(data):
+            assert not truncated and text == data.decode()
+        else:
+            assert truncated
+            marker = f"\n[... {len(data) - limit} bytes of output cut ...]\n"
+            assert text == data[:head].decode() + marker + (data[-tail:].decode() if tail else "")
+        assert c.total == len(data)
