@@ -1,0 +1,29 @@
+#include "matmul_v1_naive_reference.h"
+
+#include <cstddef>
+
+std::vector<float> matmul_v1_naive_reference(const std::vector<float>& A, const std::vector<float>& B,
+                                    int M, int N, int K) {
+  std::vector<float> C(static_cast<std::size_t>(M) * N);
+  std::vector<double> row(N);
+  for (int i = 0; i < M; ++i) {
+    // i-k-j order walks B and the accumulator row contiguously.
+    for (int j = 0; j < N; ++j) row[j] = 0.0;
+    for (int k = 0; k < K; ++k) {
+      const double a = A[static_cast<std::size_t>(i) * K + k];
+      const float* b = &B[static_cast<std::size_t>(k) * N];
+      for (int j = 0; j < N; ++j) row[j] += a * b[j];
+    }
+    for (int j = 0; j < N; ++j) C[static_cast<std::size_t>(i) * N + j] = static_cast<float>(row[j]);
+  }
+  return C;
+}
+
+double matmul_v1_naive_reference_at(const std::vector<float>& A, const std::vector<float>& B, int N,
+                           int K, int i, int j) {
+  double sum = 0.0;
+  for (int k = 0; k < K; ++k)
+    sum += static_cast<double>(A[static_cast<std::size_t>(i) * K + k]) *
+           B[static_cast<std::size_t>(k) * N + j];
+  return sum;
+}

@@ -1,0 +1,112 @@
+#include "matmul_v2_shared_tiles.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+#include "matmul_v2_shared_tiles_reference.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+
+struct Dims {
+  int m, n, k;
+};
+
+// Guard elements after C: a kernel that writes past M * N changes them.
+constexpr int kGuard = 64;
+
+std::vector<float> poison_vector(std::size_t n) {
+  std::vector<float> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
+  return v;
+}
+
+// Float sums of K products of values in [-1, 1] drift from the double reference by roughly
+// eps * K in the worst case; a missing or doubled term is off by far more.
+course::Tolerance tolerance_for(int k) { return {1e-4, 1e-6 * k + 1e-5}; }
+
+void check_matmul(Dims d, cudaStream_t stream) {
+  auto rng = course::testing::case_rng();
+  const std::size_t a_n = static_cast<std::size_t>(d.m) * d.k;
+  const std::size_t b_n = static_cast<std::size_t>(d.k) * d.n;
+  const std::size_t c_n = static_cast<std::size_t>(d.m) * d.n;
+  GuardedInput<float> a(course::random_floats(a_n, -1.f, 1.f, rng));
+  GuardedInput<float> b(course::random_floats(b_n, -1.f, 1.f, rng));
+  auto c = course::testing::poisoned_output<float>(c_n + kGuard);
+
+  matmul_v2_shared_tiles(a.data(), b.data(), c.data(), d.m, d.n, d.k, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const auto all = c.download();
+  const std::vector<float> got(all.begin(), all.begin() + c_n);
+  const std::vector<float> tail(all.begin() + c_n, all.end());
+  EXPECT_TRUE(course::testing::close(
+      matmul_v2_shared_tiles_reference(a.host(), b.host(), d.m, d.n, d.k), got, tolerance_for(d.k),
+      {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.n)}, "C (M x N)"}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
+                                     {{}, "memory after C[M * N) (must not be written)"}));
+  EXPECT_TRUE(a.unchanged("A"));
+  EXPECT_TRUE(b.unchanged("B"));
+}
+
+class Matmul : public ::testing::TestWithParam<Dims> {};
+
+TEST_P(Matmul, MatchesDoublePrecisionReference) { check_matmul(GetParam(), nullptr); }
+
+std::string dims_name(const ::testing::TestParamInfo<Dims>& info) {
+  return "M" + std::to_string(info.param.m) + "_N" + std::to_string(info.param.n) + "_K" +
+         std::to_string(info.param.k);
+}
+
+// Sizes below, at and above a warp and a tile in every dimension, vectors (M or N = 1),
+// K = 0 (C must be zeros) and K = 1, and K not a multiple of any tile depth.
+INSTANTIATE_TEST_SUITE_P(
+    Small, Matmul,
+    ::testing::Values(Dims{1, 1, 1}, Dims{1, 1, 7}, Dims{7, 7, 7}, Dims{5, 3, 0}, Dims{64, 64, 1},
+                      Dims{31, 33, 17}, Dims{32, 32, 32}, Dims{33, 31, 65}, Dims{1, 128, 300},
+                      Dims{129, 1, 70}, Dims{127, 129, 128}, Dims{255, 257, 129},
+                      Dims{128, 128, 513}),
+    dims_name);
+INSTANTIATE_TEST_SUITE_P(Large, Matmul,
+                         ::testing::Values(Dims{1000, 1023, 1025}, Dims{513, 2049, 257},
+                                           Dims{2048, 1, 2048}, Dims{1, 2048, 2048},
+                                           Dims{257, 4097, 33}),
+                         dims_name);
+
+TEST(MatmulEdge, EmptyProductWritesNothingThenSmallWorks) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> a(course::random_floats(kGuard, -1.f, 1.f, rng));
+  GuardedInput<float> b(course::random_floats(kGuard, -1.f, 1.f, rng));
+  auto c = course::testing::poisoned_output<float>(kGuard);
+  matmul_v2_shared_tiles(a.data(), b.data(), c.data(), 0, 4, 4, nullptr);
+  matmul_v2_shared_tiles(a.data(), b.data(), c.data(), 4, 0, 4, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), c.download(),
+                                     {{}, "C after calls with M = 0 or N = 0"}));
+  // The same buffers then take a real 3 x 5 x 4 product, so doing nothing does not pass.
+  matmul_v2_shared_tiles(a.data(), b.data(), c.data(), 3, 5, 4, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  auto expected = matmul_v2_shared_tiles_reference(a.host(), b.host(), 3, 5, 4);
+  const auto rest = poison_vector(kGuard - 15);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  // Poison (NaN) positions compare exactly by bytes below; the product part with tolerance.
+  const auto all = c.download();
+  EXPECT_TRUE(course::testing::close(std::vector<float>(expected.begin(), expected.begin() + 15),
+                                     std::vector<float>(all.begin(), all.begin() + 15),
+                                     tolerance_for(4), {{3, 5}, "C after a 3 x 5 x 4 call"}));
+  EXPECT_TRUE(course::testing::equal(rest, std::vector<float>(all.begin() + 15, all.end()),
+                                     {{}, "memory after C[15) (must not be written)"}));
+}
+
+TEST(MatmulEdge, RunsOnTheGivenStream) {
+  course::Stream stream;
+  check_matmul({300, 200, 100}, stream);
+}
+
+}  // namespace

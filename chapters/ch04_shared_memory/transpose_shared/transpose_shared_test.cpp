@@ -1,0 +1,96 @@
+#include "transpose_shared.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "course/testing.h"
+#include "transpose_shared_reference.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+using Shape = std::pair<int, int>;  // rows, cols of the input
+
+// Guard elements after the output: a kernel that writes past rows * cols changes them.
+constexpr int kGuard = 64;
+
+std::vector<float> poison_vector(std::size_t n) {
+  std::vector<float> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
+  return v;
+}
+
+void check_transpose(int rows, int cols, cudaStream_t stream) {
+  auto rng = course::testing::case_rng();
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  GuardedInput<float> in(course::random_floats(n, -1000.f, 1000.f, rng));
+  auto out = course::testing::poisoned_output<float>(n + kGuard);
+
+  transpose_shared(in.data(), out.data(), rows, cols, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const auto all = out.download();
+  const std::vector<float> got(all.begin(), all.begin() + n);
+  const std::vector<float> tail(all.begin() + n, all.end());
+  EXPECT_TRUE(course::testing::equal(transpose_shared_reference(in.host(), rows, cols), got,
+                                     {{static_cast<std::size_t>(cols),
+                                       static_cast<std::size_t>(rows)},
+                                      "out (cols x rows)"}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
+                                     {{}, "memory after out[rows * cols) (must not be written)"}));
+  EXPECT_TRUE(in.unchanged("in"));
+}
+
+class TransposeShared : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(TransposeShared, MatchesReference) {
+  check_transpose(GetParam().first, GetParam().second, nullptr);
+}
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return std::to_string(info.param.first) + "x" + std::to_string(info.param.second);
+}
+
+// Partial tiles on every side, thin matrices (one row, one column), exact tiles, and shapes
+// one above and below the 32-wide tile and a power of two.
+INSTANTIATE_TEST_SUITE_P(Small, TransposeShared,
+                         ::testing::Values(Shape{1, 1}, Shape{1, 7}, Shape{7, 1}, Shape{31, 33},
+                                           Shape{32, 32}, Shape{33, 31}, Shape{1, 100},
+                                           Shape{100, 1}, Shape{64, 96}, Shape{127, 129},
+                                           Shape{255, 257}, Shape{8, 1000}),
+                         shape_name);
+INSTANTIATE_TEST_SUITE_P(Large, TransposeShared,
+                         ::testing::Values(Shape{1025, 2047}, Shape{4096, 4096},
+                                           Shape{1, (1 << 20) + 3}, Shape{(1 << 20) + 3, 1},
+                                           Shape{3001, 2999}),
+                         shape_name);
+
+TEST(TransposeSharedEdge, EmptyMatrixWritesNothingThenSmallWorks) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> in(course::random_floats(kGuard, -10.f, 10.f, rng));
+  auto out = course::testing::poisoned_output<float>(kGuard);
+  transpose_shared(in.data(), out.data(), 0, 5, nullptr);
+  transpose_shared(in.data(), out.data(), 5, 0, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), out.download(),
+                                     {{}, "out after calls with rows = 0 or cols = 0"}));
+  // The same buffers then take a real 3 x 5 call, so doing nothing does not pass.
+  transpose_shared(in.data(), out.data(), 3, 5, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> used(in.host().begin(), in.host().begin() + 15);
+  auto expected = transpose_shared_reference(used, 3, 5);
+  const auto rest = poison_vector(kGuard - 15);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  EXPECT_TRUE(course::testing::equal(expected, out.download(), {{}, "out after a 3 x 5 call"}));
+}
+
+TEST(TransposeSharedEdge, RunsOnTheGivenStream) {
+  course::Stream stream;
+  check_transpose(1000, 777, stream);
+}
+
+}  // namespace
