@@ -11,9 +11,13 @@
 //   cudaSuccess                    when host_out holds the result;
 //   cudaSuccess                    for n == 0, touching neither array nor launching anything
 //                                  (a grid of zero blocks is itself an invalid configuration);
-//   cudaErrorInvalidConfiguration  when threads_per_block is not a block size the device
-//                                  accepts (0 or less, or above its limit of 1024): check it
-//                                  before dividing by it, and let the launch report the rest;
+//   cudaErrorInvalidConfiguration  when threads_per_block is 0 or less: check it before
+//                                  dividing by it;
+//   the launch's own error         when threads_per_block is above the device's limit of
+//                                  1024: let the launch report it. Which error that is
+//                                  depends on the toolkit (CUDA 13 on an H200 reports
+//                                  cudaErrorInvalidValue, older ones
+//                                  cudaErrorInvalidConfiguration); both are accepted;
 //   cudaErrorMemoryAllocation      when either device buffer cannot be allocated (for example
 //                                  n larger than the GPU's memory);
 //   otherwise the first error any CUDA call returned.
