@@ -143,7 +143,8 @@ void Benchmark::flush_l2() {
 }
 
 Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit unit,
-                             const std::function<void(cudaStream_t)>& run) {
+                             const std::function<void(cudaStream_t)>& run, double budget_s) {
+  const double budget = budget_s > 0.0 ? budget_s : options_.budget_s;
   measurements_.push_back({});
   Measurement& m = measurements_.back();
   m.name = name;
@@ -177,7 +178,7 @@ Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit 
       if (count < options_.min_repeats) continue;
       const double spent =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      if (spent > options_.budget_s || relative_spread(m.samples_ms) < options_.target_spread) break;
+      if (spent > budget || relative_spread(m.samples_ms) < options_.target_spread) break;
     }
     CUDA_CHECK(cudaGetLastError());
     m.median_ms = median(m.samples_ms);

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,8 +55,10 @@ class Benchmark {
 
   // Times `run`, which must enqueue exactly one run of the work on the stream it is given.
   // A CUDA error inside marks the measurement invalid instead of ending the program.
+  // budget_s > 0 overrides the per-measurement time budget (for long sweeps). The reference
+  // stays valid across later calls.
   Measurement& time(const std::string& name, double work_per_run, Unit unit,
-                    const std::function<void(cudaStream_t)>& run);
+                    const std::function<void(cudaStream_t)>& run, double budget_s = 0.0);
 
   // In-run ceiling: a grid-stride float4 copy of `bytes` bytes; rate counts bytes read plus
   // bytes written, the same convention every exercise uses for effective bandwidth.
@@ -86,7 +89,7 @@ class Benchmark {
   cudaStream_t stream_ = nullptr;
   void* flush_buffer_ = nullptr;
   std::size_t flush_bytes_ = 0;
-  std::vector<Measurement> measurements_;
+  std::deque<Measurement> measurements_;  // deque: references survive push_back
   struct Requirement {
     std::string name;
     bool ok;
