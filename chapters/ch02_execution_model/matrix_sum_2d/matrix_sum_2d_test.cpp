@@ -1,0 +1,108 @@
+#include "matrix_sum_2d.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "course/testing.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+
+constexpr int kGuard = 64;  // poisoned floats after c: writes past ny * nx change them
+
+void check_matrix_sum(int nx, int ny) {
+  const std::size_t count = static_cast<std::size_t>(nx) * ny;
+  auto rng = course::testing::case_rng();
+  const auto a_host = course::random_floats(count, -100.f, 100.f, rng);
+  const auto b_host = course::random_floats(count, -100.f, 100.f, rng);
+  GuardedInput<float> a(a_host), b(b_host);
+  auto c = course::testing::poisoned_output<float>(count + kGuard);
+
+  matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  std::vector<float> expected(count);
+  for (std::size_t i = 0; i < count; ++i) expected[i] = a_host[i] + b_host[i];
+  const auto all = c.download();
+  const std::vector<float> got(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count));
+  course::CompareOptions options;
+  options.shape = {static_cast<std::size_t>(ny), static_cast<std::size_t>(nx)};
+  options.what = "c (coordinates are [iy, ix])";
+  EXPECT_TRUE(course::testing::equal(expected, got, options));
+  std::vector<float> poison(kGuard);
+  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
+  EXPECT_TRUE(course::testing::equal(
+      poison, std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(count), all.end()),
+      {{}, "memory after c[ny * nx] (must not be written)"}));
+  EXPECT_TRUE(a.unchanged("a"));
+  EXPECT_TRUE(b.unchanged("b"));
+}
+
+using Shape = std::tuple<int, int>;  // nx, ny
+class MatrixSum2d : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(MatrixSum2d, MatchesReference) {
+  check_matrix_sum(std::get<0>(GetParam()), std::get<1>(GetParam()));
+}
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return "nx_" + std::to_string(std::get<0>(info.param)) + "_ny_" +
+         std::to_string(std::get<1>(info.param));
+}
+
+// Single rows and columns, sides around 32 and around typical block sides, primes.
+INSTANTIATE_TEST_SUITE_P(Small, MatrixSum2d,
+                         ::testing::Values(Shape{1, 1}, Shape{7, 3}, Shape{31, 33}, Shape{32, 32},
+                                           Shape{33, 31}, Shape{1, 1000}, Shape{1000, 1},
+                                           Shape{257, 129}, Shape{1023, 17}, Shape{100, 1025},
+                                           Shape{509, 251}),
+                         shape_name);
+// Large: a big square that is not a multiple of anything convenient, a single column of more
+// rows than 65535 blocks of 32 rows can cover, and a single very long row.
+INSTANTIATE_TEST_SUITE_P(Large, MatrixSum2d,
+                         ::testing::Values(Shape{4097, 2049}, Shape{1, (1 << 21) + 3},
+                                           Shape{3, 700001}, Shape{(1 << 22) + 1, 1}),
+                         shape_name);
+
+TEST(MatrixSum2dEdge, EmptyMatricesWriteNothingThenASmallOneWorks) {
+  auto rng = course::testing::case_rng();
+  const auto a_host = course::random_floats(kGuard, -10.f, 10.f, rng);
+  const auto b_host = course::random_floats(kGuard, -10.f, 10.f, rng);
+  GuardedInput<float> a(a_host), b(b_host);
+  auto c = course::testing::poisoned_output<float>(kGuard);
+  matrix_sum_2d(a.data(), b.data(), c.data(), 0, 5, nullptr);
+  matrix_sum_2d(a.data(), b.data(), c.data(), 5, 0, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> poison(kGuard);
+  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
+  EXPECT_TRUE(course::testing::equal(poison, c.download(), {{}, "c after nx = 0 or ny = 0"}));
+  matrix_sum_2d(a.data(), b.data(), c.data(), 3, 2, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> expected = poison;
+  for (int i = 0; i < 6; ++i) expected[i] = a_host[i] + b_host[i];
+  EXPECT_TRUE(course::testing::equal(expected, c.download(), {{}, "c after nx = 3, ny = 2"}));
+}
+
+TEST(MatrixSum2dEdge, RunsOnTheGivenStream) {
+  const int nx = 1500, ny = 1001;
+  const std::size_t count = static_cast<std::size_t>(nx) * ny;
+  auto rng = course::testing::case_rng();
+  const auto a_host = course::random_floats(count, -1.f, 1.f, rng);
+  const auto b_host = course::random_floats(count, -1.f, 1.f, rng);
+  GuardedInput<float> a(a_host), b(b_host);
+  auto c = course::testing::poisoned_output<float>(count);
+  course::Stream stream;
+  matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, stream);
+  stream.synchronize();
+  std::vector<float> got(count), expected(count);
+  CUDA_CHECK(cudaMemcpy(got.data(), c.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < count; ++i) expected[i] = a_host[i] + b_host[i];
+  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "c"}));
+}
+
+}  // namespace

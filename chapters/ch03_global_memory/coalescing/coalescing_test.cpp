@@ -1,0 +1,81 @@
+#include "coalescing.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "course/testing.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+
+std::vector<float> poison_vector(std::size_t n) {
+  std::vector<float> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
+  return v;
+}
+
+// Every element the pattern covers is copied, every other one is left poisoned.
+void check_pattern(int n, int offset, int stride, bool strided) {
+  const std::size_t span = strided ? static_cast<std::size_t>(n) * stride + 64
+                                   : static_cast<std::size_t>(n) + offset + 64;
+  auto rng = course::testing::case_rng();
+  const auto in_host = course::random_floats(span, -1e4f, 1e4f, rng);
+  GuardedInput<float> in(in_host);
+  auto out = course::testing::poisoned_output<float>(span);
+  if (strided) {
+    strided_copy(in.data(), out.data(), n, stride, nullptr);
+  } else {
+    offset_copy(in.data(), out.data(), n, offset, nullptr);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  auto expected = poison_vector(span);
+  for (int i = 0; i < n; ++i) {
+    const std::size_t j = strided ? static_cast<std::size_t>(i) * stride
+                                  : static_cast<std::size_t>(offset) + i;
+    expected[j] = in_host[j];
+  }
+  EXPECT_TRUE(course::testing::equal(expected, out.download(),
+                                     {{}, strided ? "out (copied at every stride-th element, "
+                                                    "untouched elsewhere)"
+                                                  : "out (copied in [offset, offset + n), "
+                                                    "untouched elsewhere)"}));
+  EXPECT_TRUE(in.unchanged("in"));
+}
+
+class OffsetCopy : public ::testing::TestWithParam<std::tuple<int, int>> {};
+TEST_P(OffsetCopy, CopiesExactlyTheRange) {
+  check_pattern(std::get<0>(GetParam()), std::get<1>(GetParam()), 1, false);
+}
+class StridedCopy : public ::testing::TestWithParam<std::tuple<int, int>> {};
+TEST_P(StridedCopy, CopiesExactlyThePattern) {
+  check_pattern(std::get<0>(GetParam()), 0, std::get<1>(GetParam()), true);
+}
+
+std::string name(const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
+  return "n_" + std::to_string(std::get<0>(info.param)) + "_by_" +
+         std::to_string(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, OffsetCopy,
+                         ::testing::Combine(::testing::Values(1, 31, 33, 1000, 4097),
+                                            ::testing::Values(0, 1, 7, 31, 32, 33)),
+                         name);
+INSTANTIATE_TEST_SUITE_P(Large, OffsetCopy,
+                         ::testing::Combine(::testing::Values(3000017, (1 << 24) + 1),
+                                            ::testing::Values(0, 5)),
+                         name);
+INSTANTIATE_TEST_SUITE_P(Small, StridedCopy,
+                         ::testing::Combine(::testing::Values(1, 31, 33, 1000, 4097),
+                                            ::testing::Values(1, 2, 7, 32, 33)),
+                         name);
+INSTANTIATE_TEST_SUITE_P(Large, StridedCopy,
+                         ::testing::Combine(::testing::Values(1000003, (1 << 20) + 1),
+                                            ::testing::Values(1, 3, 32)),
+                         name);
+
+}  // namespace

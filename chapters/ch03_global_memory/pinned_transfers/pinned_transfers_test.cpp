@@ -1,0 +1,125 @@
+#include "pinned_transfers.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+
+namespace {
+
+struct PinnedDeleter {
+  void operator()(float* p) const { free_pinned(p); }
+};
+using Pinned = std::unique_ptr<float[], PinnedDeleter>;
+
+Pinned pinned(std::size_t n) {
+  Pinned p(alloc_pinned(n));
+  if (n > 0 && p == nullptr) ADD_FAILURE() << "alloc_pinned(" << n << ") returned nullptr";
+  return p;
+}
+
+std::vector<float> poison_vector(std::size_t n) {
+  std::vector<float> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
+  return v;
+}
+
+TEST(PinnedTransfers, AllocPinnedReturnsPageLockedMemory) {
+  const std::size_t n = 12345;
+  Pinned p = pinned(n);
+  ASSERT_NE(p, nullptr);
+  cudaPointerAttributes attributes{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, p.get()));
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost)
+      << "cudaPointerGetAttributes does not know this pointer: it is pageable memory";
+  // The whole range is usable from the host.
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1.f, 1.f, rng);
+  std::copy(values.begin(), values.end(), p.get());
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(p.get(), p.get() + n)));
+}
+
+TEST(PinnedTransfers, AllocZeroGivesNullptr) {
+  float* p = alloc_pinned(0);
+  EXPECT_EQ(p, nullptr);
+  free_pinned(p);  // must accept nullptr
+  Pinned q = pinned(3);
+  EXPECT_NE(q, nullptr);
+}
+
+void check_round_trip(std::size_t n) {
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+  Pinned src = pinned(n), dst = pinned(n);
+  ASSERT_TRUE(src != nullptr && dst != nullptr);
+  std::copy(values.begin(), values.end(), src.get());
+  std::memset(dst.get(), course::kPoisonByte, n * sizeof(float));
+  auto dev = course::testing::poisoned_output<float>(n);
+  course::Stream stream;
+  round_trip(src.get(), dev.data(), dst.get(), n, stream);
+  stream.synchronize();
+  EXPECT_TRUE(course::testing::equal(values, dev.download(), {{}, "device copy"}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(dst.get(), dst.get() + n),
+                                     {{}, "dst after the round trip"}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(src.get(), src.get() + n),
+                                     {{}, "src (must not be modified)"}));
+}
+
+void check_staged(std::size_t n, std::size_t staging_count) {
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+  Pinned staging = pinned(staging_count);
+  ASSERT_NE(staging, nullptr);
+  auto dev = course::testing::poisoned_output<float>(n + 64);
+  course::Stream stream;
+  staged_upload(values.data(), dev.data(), n, staging.get(), staging_count, stream);
+  // staged_upload returns once the data is on the device: no synchronisation here, and the
+  // staging buffer is overwritten at once, as a caller reusing it would.
+  std::memset(staging.get(), 0, staging_count * sizeof(float));
+  std::vector<float> got(n + 64);
+  CUDA_CHECK(cudaMemcpy(got.data(), dev.data(), got.size() * sizeof(float),
+                        cudaMemcpyDeviceToHost));
+  std::vector<float> expected = values;
+  const auto tail = poison_vector(64);
+  expected.insert(expected.end(), tail.begin(), tail.end());
+  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "device buffer after staged_upload"}));
+}
+
+class RoundTrip : public ::testing::TestWithParam<std::size_t> {};
+TEST_P(RoundTrip, MatchesSource) { check_round_trip(GetParam()); }
+
+struct StagedCase {
+  std::size_t n;
+  std::size_t staging;
+};
+class StagedUpload : public ::testing::TestWithParam<StagedCase> {};
+TEST_P(StagedUpload, MatchesSource) { check_staged(GetParam().n, GetParam().staging); }
+
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  return "n_" + std::to_string(info.param);
+}
+std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
+  return "n_" + std::to_string(info.param.n) + "_staging_" + std::to_string(info.param.staging);
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, RoundTrip, ::testing::Values(1, 7, 31, 32, 33, 4097),
+                         size_name);
+INSTANTIATE_TEST_SUITE_P(Large, RoundTrip, ::testing::Values(1000003, (1u << 24) + 1),
+                         size_name);
+// Staging smaller than n, not a divisor of n, exactly n, larger than n, and the minimum 2.
+INSTANTIATE_TEST_SUITE_P(Small, StagedUpload,
+                         ::testing::Values(StagedCase{1, 2}, StagedCase{7, 2}, StagedCase{33, 8},
+                                           StagedCase{1000, 1000}, StagedCase{100, 4096},
+                                           StagedCase{4099, 256}),
+                         staged_name);
+INSTANTIATE_TEST_SUITE_P(Large, StagedUpload,
+                         ::testing::Values(StagedCase{(1u << 22) + 3, 1u << 18},
+                                           StagedCase{3000017, 65537}),
+                         staged_name);
+
+}  // namespace

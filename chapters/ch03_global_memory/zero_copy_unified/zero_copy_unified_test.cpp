@@ -1,0 +1,112 @@
+#include "zero_copy_unified.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+#include "zero_copy_unified_common.h"
+
+namespace {
+
+constexpr course::Tolerance kTolerance{1e-6, 1e-6};
+
+struct Params {
+  float factor;
+  float offset;
+};
+Params draw_params(std::mt19937_64& rng) {
+  const auto v = course::random_floats(2, -4.f, 4.f, rng);
+  return {v[0], v[1]};
+}
+
+void check_zero_copy(int n) {
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -100.f, 100.f, rng);
+  const auto p = draw_params(rng);
+  course::PinnedBuffer<float> in(n, cudaHostAllocMapped);
+  std::memcpy(in.data(), values.data(), n * sizeof(float));
+  auto out = course::testing::poisoned_output<float>(n);
+  course::Stream stream;
+  saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, stream);
+  stream.synchronize();
+  EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                     out.download(), kTolerance, {{}, "out"}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(in.data(), in.data() + n),
+                                     {{}, "host_in (must not be modified)"}));
+}
+
+template <class Call>
+void check_managed(int n, Call call) {
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -100.f, 100.f, rng);
+  const auto p = draw_params(rng);
+  ManagedBuffer<float> in(n), out(n);
+  // Written by the host, so the pages start out in host memory.
+  std::memcpy(in.data(), values.data(), n * sizeof(float));
+  std::memset(out.data(), course::kPoisonByte, n * sizeof(float));
+  course::Stream stream;
+  call(in.data(), out.data(), p.factor, p.offset, n, stream.get());
+  stream.synchronize();
+  EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                     std::vector<float>(out.data(), out.data() + n), kTolerance,
+                                     {{}, "out"}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(in.data(), in.data() + n),
+                                     {{}, "in (must not be modified)"}));
+}
+
+class SaxpyZeroCopy : public ::testing::TestWithParam<int> {};
+TEST_P(SaxpyZeroCopy, MatchesReference) { check_zero_copy(GetParam()); }
+class SaxpyManaged : public ::testing::TestWithParam<int> {};
+TEST_P(SaxpyManaged, OnDemandMatchesReference) { check_managed(GetParam(), saxpy_managed); }
+TEST_P(SaxpyManaged, PrefetchedMatchesReference) {
+  check_managed(GetParam(), saxpy_managed_prefetched);
+}
+
+std::string size_name(const ::testing::TestParamInfo<int>& info) {
+  return "n_" + std::to_string(info.param);
+}
+INSTANTIATE_TEST_SUITE_P(Small, SaxpyZeroCopy, ::testing::Values(1, 7, 31, 32, 33, 1025, 65537),
+                         size_name);
+INSTANTIATE_TEST_SUITE_P(Large, SaxpyZeroCopy, ::testing::Values(3000017), size_name);
+INSTANTIATE_TEST_SUITE_P(Small, SaxpyManaged, ::testing::Values(1, 7, 31, 32, 33, 1025, 65537),
+                         size_name);
+INSTANTIATE_TEST_SUITE_P(Large, SaxpyManaged, ::testing::Values(3000017, (1 << 24) + 1),
+                         size_name);
+
+TEST(ZeroCopyUnified, PrefetchedVariantMovesBothRangesToTheDevice) {
+  // The last prefetch location of each range must be this device: the prefetch has to be a
+  // real cudaMemPrefetchAsync, not just the on-demand launch under another name.
+  const int n = 1 << 20;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1.f, 1.f, rng);
+  ManagedBuffer<float> in(n), out(n);
+  std::memcpy(in.data(), values.data(), n * sizeof(float));
+  std::memset(out.data(), 0, n * sizeof(float));
+  course::Stream stream;
+  saxpy_managed_prefetched(in.data(), out.data(), 2.f, 1.f, n, stream);
+  stream.synchronize();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  for (float* range : {in.data(), out.data()}) {
+    int type = -1;
+    int id = -1;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&type, sizeof type,
+                                        cudaMemRangeAttributeLastPrefetchLocationType, range,
+                                        n * sizeof(float)));
+    CUDA_CHECK(cudaMemRangeGetAttribute(&id, sizeof id,
+                                        cudaMemRangeAttributeLastPrefetchLocationId, range,
+                                        n * sizeof(float)));
+    EXPECT_EQ(type, static_cast<int>(cudaMemLocationTypeDevice))
+        << (range == in.data() ? "in" : "out") << " was not prefetched to a device";
+    EXPECT_EQ(id, device) << (range == in.data() ? "in" : "out")
+                          << " was not prefetched to the current device";
+  }
+  EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, 2.f, 1.f),
+                                     std::vector<float>(out.data(), out.data() + n), kTolerance,
+                                     {{}, "out"}));
+}
+
+}  // namespace

@@ -1,0 +1,46 @@
+#include "reduce_v1_neighbored.h"
+
+#include <cstddef>
+
+#include "course/check.h"
+
+// One block sums block_size consecutive elements in shared memory; thread 0 writes the sum.
+__global__ void neighbored_kernel(const int* __restrict__ in, int n,
+                                  long long* __restrict__ partial) {
+  extern __shared__ long long s[];
+  // @begin-solution: Load in[i] (0 past n) into s[threadIdx.x] as a long long and wait for the
+  // @hint: block. Then for stride = 1, 2, 4, ... < blockDim.x, the threads whose index is a
+  // @hint: multiple of 2 * stride add s[tid + stride] into s[tid]; __syncthreads() after each
+  // @hint: step. Thread 0 finally writes s[0] to partial[blockIdx.x].
+  const unsigned tid = threadIdx.x;
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + tid;
+  s[tid] = i < static_cast<std::size_t>(n) ? in[i] : 0;
+  __syncthreads();
+  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+    // Only one thread in 2 * stride works: the warps stay busy but mostly idle (divergence).
+    if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) partial[blockIdx.x] = s[0];
+  // @skeleton: (void)in; (void)n; (void)partial; (void)s;
+  // @end-solution
+}
+
+void reduce_v1_neighbored(const int* in, int n, int block_size, long long* partial, long long* out,
+                          cudaStream_t stream) {
+  require_reduce_block_size(block_size);
+  // @begin-solution: Launch one block per block_size elements (ceil(n / block_size) blocks, none when
+  // @hint: n = 0) with block_size * sizeof(long long) bytes of dynamic shared memory, check the
+  // @hint: launch, then call reduce_partials(partial, blocks, out, stream) to add the partial
+  // @hint: sums (it writes 0 when blocks = 0).
+  // One element per thread.
+  const std::size_t per_block = static_cast<std::size_t>(block_size);
+  const int blocks = static_cast<int>((static_cast<std::size_t>(n) + per_block - 1) / per_block);
+  if (blocks > 0) {
+    neighbored_kernel<<<blocks, block_size, block_size * sizeof(long long), stream>>>(in, n, partial);
+    CUDA_CHECK_LAUNCH();
+  }
+  reduce_partials(partial, blocks, out, stream);  // n = 0 gives 0
+  // @skeleton: (void)in; (void)n; (void)partial; (void)out; (void)stream;
+  // @end-solution
+}
