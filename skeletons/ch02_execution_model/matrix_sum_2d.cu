@@ -8,9 +8,9 @@
 __global__ void matrix_sum_2d_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                      float* __restrict__ c, int nx, int ny) {
   // TODO: Map (blockIdx, threadIdx) to a column ix (x) and a row iy (y); the element is
-  //       at iy * nx + ix (use std::size_t: ny * nx can pass 2^31). Loop over rows with a
-  //       stride of gridDim.y * blockDim.y (and over columns likewise) so a grid of at most
-  //       65535 blocks in y covers any ny; skip coordinates outside the matrix.
+  //       at iy * nx + ix (use std::size_t: ny * nx can pass 2^31). The grid always has enough
+  //       blocks in x to cover nx, but at most 65535 in y: loop over rows with a stride of
+  //       gridDim.y * blockDim.y so any ny is covered; skip columns outside the matrix.
   (void)a; (void)b; (void)c; (void)nx; (void)ny;
 }
 
