@@ -1,0 +1,120 @@
+#include "bank_conflicts.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bank_conflicts_reference.h"
+#include "course/testing.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+
+// Guard elements after the output: a kernel that writes past tiles * 1024 changes them.
+constexpr int kGuard = 64;
+constexpr int kOutPerTile = kBankTileRows * kBankTileRows;
+
+enum class Shape { Square, Rect };
+
+struct Case {
+  Shape shape;
+  int tiles;
+};
+
+std::vector<float> poison_vector(std::size_t n) {
+  std::vector<float> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
+  return v;
+}
+
+int cols_of(Shape s) { return s == Shape::Square ? kBankSquareCols : kBankRectCols; }
+
+void launch(Shape s, const float* in, float* out, int tiles, cudaStream_t stream) {
+  if (s == Shape::Square)
+    bank_conflicts_square(in, out, tiles, stream);
+  else
+    bank_conflicts_rect(in, out, tiles, stream);
+}
+
+void check_gram(Shape s, int tiles, cudaStream_t stream) {
+  auto rng = course::testing::case_rng();
+  const int cols = cols_of(s);
+  const std::size_t in_n = static_cast<std::size_t>(tiles) * kBankTileRows * cols;
+  const std::size_t out_n = static_cast<std::size_t>(tiles) * kOutPerTile;
+  GuardedInput<float> in(course::random_floats(in_n, -1.f, 1.f, rng));
+  auto out = course::testing::poisoned_output<float>(out_n + kGuard);
+
+  launch(s, in.data(), out.data(), tiles, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const auto all = out.download();
+  const std::vector<float> got(all.begin(), all.begin() + out_n);
+  const std::vector<float> tail(all.begin() + out_n, all.end());
+  // A sum of at most 64 products of values in [-1, 1]: float rounding stays near 1e-6; a
+  // missing, doubled or wrong term is off by far more.
+  EXPECT_TRUE(course::testing::close(
+      bank_conflicts_reference(in.host(), tiles, cols), got, {1e-4, 1e-5},
+      {{static_cast<std::size_t>(tiles), static_cast<std::size_t>(kBankTileRows),
+        static_cast<std::size_t>(kBankTileRows)},
+       "out (tile, i, j)"}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
+                                     {{}, "memory after out[tiles * 1024) (must not be written)"}));
+  EXPECT_TRUE(in.unchanged("in"));
+}
+
+class BankConflicts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BankConflicts, MatchesDoublePrecisionReference) {
+  check_gram(GetParam().shape, GetParam().tiles, nullptr);
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(info.param.shape == Shape::Square ? "square" : "rect") + "_tiles" +
+         std::to_string(info.param.tiles);
+}
+
+// One tile, a few, and counts around the grid sizes a student might hard-code; Large goes past
+// 65,535 tiles (the limit of gridDim.y and gridDim.z).
+INSTANTIATE_TEST_SUITE_P(Small, BankConflicts,
+                         ::testing::Values(Case{Shape::Square, 1}, Case{Shape::Square, 2},
+                                           Case{Shape::Square, 7}, Case{Shape::Square, 33},
+                                           Case{Shape::Square, 257}, Case{Shape::Rect, 1},
+                                           Case{Shape::Rect, 3}, Case{Shape::Rect, 31},
+                                           Case{Shape::Rect, 130}),
+                         case_name);
+INSTANTIATE_TEST_SUITE_P(Large, BankConflicts,
+                         ::testing::Values(Case{Shape::Square, 4099}, Case{Shape::Square, 65537},
+                                           Case{Shape::Rect, 4097}, Case{Shape::Rect, 20011}),
+                         case_name);
+
+TEST(BankConflictsEdge, ZeroTilesWritesNothingThenOneTileWorks) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> in(course::random_floats(kBankTileRows * kBankRectCols, -1.f, 1.f, rng));
+  auto out = course::testing::poisoned_output<float>(kOutPerTile + kGuard);
+  bank_conflicts_square(in.data(), out.data(), 0, nullptr);
+  bank_conflicts_rect(in.data(), out.data(), 0, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::testing::equal(poison_vector(kOutPerTile + kGuard), out.download(),
+                                     {{}, "out after calls with tiles = 0"}));
+  // The same buffers then take a real one-tile call, so doing nothing does not pass.
+  bank_conflicts_rect(in.data(), out.data(), 1, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto all = out.download();
+  EXPECT_TRUE(course::testing::close(bank_conflicts_reference(in.host(), 1, kBankRectCols),
+                                     std::vector<float>(all.begin(), all.begin() + kOutPerTile),
+                                     {1e-4, 1e-5}, {{32, 32}, "out after a one-tile call"}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard),
+                                     std::vector<float>(all.begin() + kOutPerTile, all.end()),
+                                     {{}, "memory after out[1024) (must not be written)"}));
+}
+
+TEST(BankConflictsEdge, RunsOnTheGivenStream) {
+  course::Stream stream;
+  check_gram(Shape::Square, 300, stream);
+  check_gram(Shape::Rect, 300, stream);
+}
+
+}  // namespace

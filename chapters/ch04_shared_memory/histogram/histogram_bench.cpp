@@ -1,0 +1,56 @@
+// Throughput (values per second) of the student's histogram against global atomics and CUB's
+// DeviceHistogram::HistogramEven, on uniform and skewed data, all measured in the same run.
+#include "histogram.h"
+
+#include <string>
+#include <vector>
+
+#include "course/bench.h"
+#include "course/buffers.h"
+#include "course/random.h"
+#include "histogram_baseline.h"
+
+namespace {
+
+std::vector<unsigned> host_histogram(const std::vector<unsigned>& values, int num_bins) {
+  std::vector<unsigned> bins(num_bins, 0u);
+  for (unsigned v : values) ++bins[v];
+  return bins;
+}
+
+void run_case(course::Benchmark& bench, const std::string& label, int num_bins, bool skewed,
+              bool with_cub) {
+  const std::size_t n = std::size_t{1} << 26;  // 256 MiB of values
+  course::DeviceBuffer<unsigned> in(n), bins(num_bins);
+  histogram_fill(in.data(), n, num_bins, skewed, static_cast<unsigned>(num_bins / 3),
+                 course::run_seed() + num_bins + (skewed ? 1 : 0), bench.stream());
+  CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
+  const auto expected = host_histogram(in.download(), num_bins);
+  const double elems = static_cast<double>(n);
+
+  auto measure = [&](const std::string& name, auto&& run) {
+    bins.fill_bytes(course::kPoisonByte);
+    bench.time(name, elems, course::Unit::Gelems, run);
+    bench.check(name, course::compare_exact(expected, bins.download(), {{}, "bins of " + name}));
+  };
+  if (with_cub) {
+    course::DeviceBuffer<unsigned char> temp(histogram_cub_temp_bytes(n, num_bins));
+    measure("cub_" + label, [&](cudaStream_t s) {
+      histogram_cub(in.data(), n, bins.data(), num_bins, temp.data(), temp.bytes(), s);
+    });
+  }
+  measure("global_" + label, [&](cudaStream_t s) {
+    histogram_global_atomics(in.data(), n, bins.data(), num_bins, s);
+  });
+  measure("histogram_" + label, [&](cudaStream_t s) {
+    histogram(in.data(), n, bins.data(), num_bins, s);
+  });
+}
+
+}  // namespace
+
+void course::run_benchmark(course::Benchmark& bench) {
+  run_case(bench, "uniform_256", 256, false, true);
+  run_case(bench, "skewed_256", 256, true, true);
+  run_case(bench, "uniform_4096", 4096, false, false);
+}

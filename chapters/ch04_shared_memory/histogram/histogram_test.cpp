@@ -1,0 +1,122 @@
+#include "histogram.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+
+struct Case {
+  int num_bins;
+  std::size_t n;
+  bool skewed;
+};
+
+// Guard elements after the bins: a kernel that writes past num_bins changes them.
+constexpr int kGuard = 64;
+
+std::vector<unsigned> poison_vector(std::size_t n) {
+  std::vector<unsigned> v(n);
+  std::memset(v.data(), course::kPoisonByte, n * sizeof(unsigned));
+  return v;
+}
+
+// Uniform values, or (skewed) nine in ten equal to one random hot bin and the rest uniform.
+std::vector<unsigned> make_values(const Case& c, std::mt19937_64& rng) {
+  auto values = course::random_uints(c.n, 0u, static_cast<unsigned>(c.num_bins - 1), rng);
+  if (c.skewed) {
+    const unsigned hot =
+        std::uniform_int_distribution<unsigned>(0, static_cast<unsigned>(c.num_bins - 1))(rng);
+    std::uniform_int_distribution<int> tenth(0, 9);
+    for (auto& v : values)
+      if (tenth(rng) != 0) v = hot;
+  }
+  return values;
+}
+
+std::vector<unsigned> host_histogram(const std::vector<unsigned>& values, int num_bins) {
+  std::vector<unsigned> bins(num_bins, 0u);
+  for (unsigned v : values) ++bins[v];
+  return bins;
+}
+
+void check_histogram(const Case& c, cudaStream_t stream) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<unsigned> in(make_values(c, rng));
+  auto bins = course::testing::poisoned_output<unsigned>(c.num_bins + kGuard);
+
+  histogram(in.data(), c.n, bins.data(), c.num_bins, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  const auto all = bins.download();
+  const std::vector<unsigned> got(all.begin(), all.begin() + c.num_bins);
+  const std::vector<unsigned> tail(all.begin() + c.num_bins, all.end());
+  EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), c.num_bins), got,
+                                     {{}, "bins (count per bin)"}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
+                                     {{}, "memory after bins[num_bins) (must not be written)"}));
+  EXPECT_TRUE(in.unchanged("in"));
+}
+
+class Histogram : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Histogram, ExactCounts) { check_histogram(GetParam(), nullptr); }
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(info.param.skewed ? "skewed" : "uniform") + "_bins" +
+         std::to_string(info.param.num_bins) + "_n" + std::to_string(info.param.n);
+}
+
+// Bin counts of 1 (every value in one bin), around a warp and a block, a few thousand, past
+// 48 KiB of shared memory (12288 bins) and past what any block can hold (1 << 20 bins); n below
+// and above the bin count, so some bins stay empty and must still be written as 0.
+INSTANTIATE_TEST_SUITE_P(
+    Small, Histogram,
+    ::testing::Values(Case{1, 1000, false}, Case{2, 31, false}, Case{7, 257, false},
+                      Case{32, 1, false}, Case{33, 5000, false}, Case{255, 100003, false},
+                      Case{256, 65536, true}, Case{257, 12345, false}, Case{1000, 77777, true},
+                      Case{4096, 100000, false}, Case{4097, 5000, true},
+                      Case{20000, 50001, false}, Case{70001, 30000, true}),
+    case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Large, Histogram,
+    ::testing::Values(Case{256, (1u << 24) + 7, false}, Case{256, (1u << 24) + 7, true},
+                      Case{4096, 10000019, false}, Case{4096, 10000019, true},
+                      Case{1, 3000017, false}, Case{16384, 3000017, false},
+                      Case{kHistogramMaxBins, 5000011, true}),
+    case_name);
+
+TEST(HistogramEdge, EmptyInputWritesZeroBinsThenCounts) {
+  auto rng = course::testing::case_rng();
+  const int num_bins = 300;
+  GuardedInput<unsigned> in(make_values({num_bins, 1000, false}, rng));
+  auto bins = course::testing::poisoned_output<unsigned>(num_bins + kGuard);
+  histogram(in.data(), 0, bins.data(), num_bins, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  auto expected = std::vector<unsigned>(num_bins, 0u);
+  const auto rest = poison_vector(kGuard);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  EXPECT_TRUE(course::testing::equal(expected, bins.download(), {{}, "bins after n = 0"}));
+  // Then a real call into the same bins: the counts replace the zeros, they do not add.
+  histogram(in.data(), 1000, bins.data(), num_bins, nullptr);
+  histogram(in.data(), 1000, bins.data(), num_bins, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  expected = host_histogram(in.host(), num_bins);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  EXPECT_TRUE(course::testing::equal(expected, bins.download(),
+                                     {{}, "bins after two calls on the same 1000 values"}));
+}
+
+TEST(HistogramEdge, RunsOnTheGivenStream) {
+  course::Stream stream;
+  check_histogram({512, 1000003, true}, stream);
+}
+
+}  // namespace
