@@ -95,22 +95,24 @@ TEST(L2Persistence, WorkloadResultUnchangedByTheWindow) {
   // The window is a hint: results must be identical with and without it, and disable must
   // wait for the work queued before it.
   const std::size_t n_hot = (std::size_t{1} << 18) + 7;
-  const int passes = 3;
+  // An odd stream length, so the last step is partial.
+  const std::size_t n_big = 3 * (n_hot / 8) * 4 + 13;
+  const int loads = 4;
   const int blocks = 64;
-  course::DeviceBuffer<float> hot(n_hot), big(2 * n_hot * passes), a(blocks), b(blocks);
+  course::DeviceBuffer<float> hot(n_hot), big(4 * n_big), a(blocks), b(blocks);
   auto rng = course::testing::case_rng();
   fill_hash(hot.data(), hot.size(), rng(), nullptr);
   fill_hash(big.data(), big.size(), rng(), nullptr);
   a.fill_bytes(course::kPoisonByte);
   b.fill_bytes(course::kPoisonByte);
   CUDA_CHECK(cudaDeviceSynchronize());
-  const auto* big2 = reinterpret_cast<const float2*>(big.data());
+  const auto* big4 = reinterpret_cast<const float4*>(big.data());
   course::Stream stream;
-  hot_stream_sum(big2, hot.data(), n_hot, passes, 1, a.data(), blocks, stream);
+  hot_stream_sum(big4, n_big, hot.data(), n_hot, loads, 2, a.data(), blocks, stream);
   stream.synchronize();
   enable_persistence(stream, hot.data(), hot.bytes());
   const bool enabled = window_of(stream).num_bytes > 0;
-  hot_stream_sum(big2, hot.data(), n_hot, passes, 1, b.data(), blocks, stream);
+  hot_stream_sum(big4, n_big, hot.data(), n_hot, loads, 2, b.data(), blocks, stream);
   disable_persistence(stream);
   // No synchronisation here: disable_persistence must already have waited.
   std::vector<float> got(blocks);
