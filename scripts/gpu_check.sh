@@ -12,20 +12,6 @@ RUNS=${RUNS:-3}
 FIXTURES=${FIXTURES:-all}
 mkdir -p "$OUT/logs"
 export PYTHONUNBUFFERED=1
-# An offline GPU machine cannot apt-get ccache; Debian packages carried in .carry/ (see
-# docs/architecture.md) are unpacked instead, so every build directory (solutions,
-# skeletons, each fixture) shares the course-side objects.
-if ! command -v ccache >/dev/null 2>&1 && ls .carry/ccache_*.deb >/dev/null 2>&1; then
-  root=/tmp/course-ccache
-  for deb in .carry/*.deb; do dpkg -x "$deb" "$root"; done
-  mkdir -p "$root/bin"
-  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/usr/lib/x86_64-linux-gnu exec %s/usr/bin/ccache "$@"\n' \
-    "$root" "$root" > "$root/bin/ccache"
-  chmod +x "$root/bin/ccache"
-  export PATH="$root/bin:$PATH" CCACHE_DIR=/tmp/ccache-dir CCACHE_MAXSIZE=10G
-  export COURSE_NO_CCACHE=1
-  ccache --version | head -n 1
-fi
 . scripts/setup.sh
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv \
   > "$OUT/logs/gpu.txt" 2>&1
@@ -56,7 +42,6 @@ if [ "${PYTEST:-1}" = 1 ]; then
     || { status=1; grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30; }
   tail -n 1 "$OUT/logs/pytest.txt"
 fi
-command -v ccache >/dev/null 2>&1 && ccache -s > "$OUT/logs/ccache.txt" 2>&1
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
 $PY scripts/summarize.py "$OUT"/logs/*.json | tee "$OUT/summary.txt"
 exit $status
