@@ -1,18 +1,11 @@
 #include "async_copy.h"
 
-#include <cooperative_groups.h>
 #include <cuda/pipeline>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "course/check.h"
-
-namespace cg = cooperative_groups;
-
-// A __shared__ cuda::pipeline_shared_state is not constructed like an ordinary variable (no
-// __shared__ variable is); cuda::make_pipeline initialises it, collectively, before first use.
-// This silences nvcc's warning about its skipped dynamic initialisation.
-#pragma nv_diag_suppress static_var_with_dynamic_init
 
 namespace {
 
@@ -20,64 +13,87 @@ constexpr int kThreads = 256;
 constexpr int kTile = 2048;  // outputs per tile: eight per thread
 constexpr int kR = kAsyncCopyRadius;
 constexpr int kSpan = kTile + 2 * kR;  // a tile and its halo on both sides
-// Keeps the second of two buffers [2][kSpan] 16-byte aligned, as the fastest copies need.
-static_assert(kSpan * sizeof(float) % 16 == 0, "a staged span must be a multiple of 16 bytes");
+constexpr int kStages = 4;             // shared buffers: up to three tiles in flight
+// A buffer holds whole 16-byte chunks starting at the 16-byte boundary at or below the span's
+// first element: that boundary lies 0-3 floats before it, so one chunk more than the span.
+constexpr int kChunks = kSpan / 4 + 1;
+constexpr int kBufFloats = 4 * kChunks;
+static_assert(kSpan % 4 == 0 && kTile % 4 == 0 && kR % 4 == 0,
+              "every tile's span must start at the same offset from a 16-byte boundary");
+static_assert(kStages * kBufFloats * sizeof(float) <= 48 * 1024,
+              "static shared memory is limited to 48 KiB per block");
 
 }  // namespace
 
-// Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... While it computes tile t from
-// one buffer, the copy of its next tile into the other buffer is already in flight.
+// Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... (its k-th tile goes to buffer
+// k % kStages). While it computes one tile, the copies of its next kStages - 1 tiles are in
+// flight.
 __global__ void __launch_bounds__(kThreads)
     async_copy_kernel(const float* __restrict__ in, float* __restrict__ out, int n,
                       int num_tiles) {
-  // @begin-solution: Two shared buffers of kSpan floats and a
-  // @hint: cuda::pipeline_shared_state<cuda::thread_scope_block, 2>; make the block's pipeline
-  // @hint: with cuda::make_pipeline(cg::this_thread_block(), &state). To stage a tile: clip
-  // @hint: its span [tile * kTile - kR, tile * kTile + kTile + kR) to [0, n), then
-  // @hint: producer_acquire(), cuda::memcpy_async(block, dst, in + lo, bytes, pipe),
-  // @hint: producer_commit(). Stage the block's first tile, then per tile: stage the next one
-  // @hint: (if any) into the other buffer, consumer_wait(), compute (treat positions outside
-  // @hint: [0, n) as 0 instead of reading them), consumer_release(). The pipeline's barriers
-  // @hint: order the copies and the reads for the whole block: no __syncthreads() needed.
-  constexpr int kStages = 2;             // double buffering
-  __shared__ alignas(16) float buf[kStages][kSpan];
-  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> state;
-  const auto block = cg::this_thread_block();
-  auto pipe = cuda::make_pipeline(block, &state);
+  // @begin-solution: kStages shared buffers of kBufFloats floats (alignas(16)) and a
+  // @hint: per-thread pipeline, cuda::make_pipeline() (no arguments: cp.async groups, no shared
+  // @hint: barriers). Buffer element j holds in[base + j], where base = tile * kTile - kR - mis
+  // @hint: and mis = (address of in / 4) % 4, so that in + base is 16-byte aligned. To stage a
+  // @hint: tile, thread t takes chunks c = t, t + kThreads, ... < kChunks: when the chunk's four
+  // @hint: elements all lie in [0, n), cuda::memcpy_async(dst + 4c, in + base + 4c,
+  // @hint: cuda::aligned_size_t<16>(16), pipe); otherwise fill them with ordinary loads, 0
+  // @hint: outside [0, n); then producer_commit(). Stage the block's first kStages - 1 tiles;
+  // @hint: per tile: consumer_wait() (this thread's copies have landed), __syncthreads() (so
+  // @hint: have everyone's, and everyone has finished reading the previous tile's buffer),
+  // @hint: stage the tile kStages - 1 ahead into that buffer, compute out[i] for i < n from
+  // @hint: buf[e + kR + d + mis] (e = i - tile * kTile), consumer_release().
+  __shared__ alignas(16) float buf[kStages][kBufFloats];
+  auto pipe = cuda::make_pipeline();  // thread scope: this thread's copies only
 
-  // Every thread calls this with the same tile: the copy is collective over the block.
-  auto stage = [&](int tile, int slot) {
-    const long long lo = static_cast<long long>(tile) * kTile - kR;
-    const long long first = std::max<long long>(lo, 0);
-    const long long last = std::min<long long>(lo + kSpan, n);
+  // Floats between the 16-byte boundary at or below `in` and `in` (in is float-aligned).
+  const int mis = static_cast<int>((reinterpret_cast<std::uintptr_t>(in) / sizeof(float)) % 4);
+  // The block's k-th tile, and how many tiles it has (at least one: gridDim.x <= num_tiles).
+  const int block = static_cast<int>(blockIdx.x), grid = static_cast<int>(gridDim.x);
+  const auto tile_of = [&](int k) { return block + k * grid; };
+  const int my_tiles = (num_tiles - block + grid - 1) / grid;
+
+  // This thread's part of staging a tile into buf[slot]: buf[slot][j] = in[base + j], 0 outside
+  // [0, n). in + base is 16-byte aligned, so chunk c (elements 4c .. 4c + 3) is one 16-byte copy.
+  const auto stage = [&](int tile, int slot) {
+    const long long base = static_cast<long long>(tile) * kTile - kR - mis;
+    float* dst = buf[slot];
     pipe.producer_acquire();
-    if (first < last)
-      cuda::memcpy_async(block, buf[slot] + (first - lo), in + first,
-                         sizeof(float) * static_cast<std::size_t>(last - first), pipe);
+    for (int c = threadIdx.x; c < kChunks; c += kThreads) {
+      const long long g = base + 4 * c;
+      if (g >= 0 && g + 4 <= n) {
+        cuda::memcpy_async(dst + 4 * c, in + g, cuda::aligned_size_t<16>(16), pipe);
+      } else {  // a chunk across an end of the array (only in the end tiles)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          dst[4 * c + k] = (g + k >= 0 && g + k < n) ? in[g + k] : 0.0f;
+      }
+    }
     pipe.producer_commit();
   };
 
-  int slot = 0;
-  if (blockIdx.x < num_tiles) stage(blockIdx.x, 0);
-  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, slot ^= 1) {
-    const int next = tile + gridDim.x;
-    if (next < num_tiles) stage(next, slot ^ 1);  // its slot was released last iteration
-    pipe.consumer_wait();                         // tile's copy has landed, for every thread
-    const long long lo = static_cast<long long>(tile) * kTile - kR;
+  for (int k = 0; k < kStages - 1 && k < my_tiles; ++k) stage(tile_of(k), k);
+  for (int k = 0; k < my_tiles; ++k) {
+    const int slot = k % kStages;
+    pipe.consumer_wait();  // this thread's copies of tile k have landed
+    // Read-after-write: every thread's copies (and plain stores) of tile k are now visible to
+    // the block. Write-after-read: every thread has finished computing tile k - 1, so its
+    // buffer, (k + kStages - 1) % kStages, may be refilled.
+    __syncthreads();
+    if (k + kStages - 1 < my_tiles) stage(tile_of(k + kStages - 1), (k + kStages - 1) % kStages);
+
+    const long long first = static_cast<long long>(tile_of(k)) * kTile;
+    const float* b = buf[slot] + kR + mis;  // b[e + d] holds in[first + e + d]
     for (int e = threadIdx.x; e < kTile; e += kThreads) {
-      const long long i = lo + kR + e;
+      const long long i = first + e;
       if (i >= n) break;
       float sum = 0.0f;
 #pragma unroll
-      for (int d = -kR; d <= kR; ++d) {
-        const long long g = i + d;
-        // Outside [0, n) the buffer was never written: those neighbours are 0.
-        const float v = (g >= 0 && g < n) ? buf[slot][e + kR + d] : 0.0f;
-        sum += static_cast<float>(kR + 1 - (d < 0 ? -d : d)) * v;
-      }
+      for (int d = -kR; d <= kR; ++d)
+        sum += static_cast<float>(kR + 1 - (d < 0 ? -d : d)) * b[e + d];
       out[i] = sum * (1.0f / 25.0f);
     }
-    pipe.consumer_release();  // the buffer may now be refilled
+    pipe.consumer_release();
   }
   // @skeleton: (void)in; (void)out; (void)n; (void)num_tiles;
   // @end-solution
@@ -86,18 +102,24 @@ __global__ void __launch_bounds__(kThreads)
 void async_copy(const float* in, float* out, int n, cudaStream_t stream) {
   if (n <= 0) return;
   const int num_tiles = (n + kTile - 1) / kTile;
-  // @begin-solution: One block of kThreads per tile of kTile outputs, but no more than a few
-  // @hint: blocks per SM (each block then loops over several tiles, which is what gives the
-  // @hint: double buffer something to overlap); launch on `stream`, then CUDA_CHECK_LAUNCH().
-  // Queried once: the number of SMs sets how many blocks fill the GPU.
-  static const int sms = [] {
-    int device = 0, value = 0;
+  // @begin-solution: One block of kThreads per tile of kTile outputs, but no more blocks than
+  // @hint: fit on the GPU at once (SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor): each
+  // @hint: block then loops over many tiles, which is what gives the pipeline something to
+  // @hint: overlap; launch on `stream`, then CUDA_CHECK_LAUNCH().
+  // Queried once: how many blocks are resident at once. Preferring shared memory over L1 (the
+  // copies bypass L1 anyway) lets more of the blocks' 32 KiB buffers fit on an SM.
+  static const int resident = [] {
+    int device = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
-    return value;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaFuncSetAttribute(async_copy_kernel,
+                                    cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, async_copy_kernel,
+                                                             kThreads, 0));
+    return sms * std::max(per_sm, 1);
   }();
-  // Four blocks of 256 threads per SM, each with two 8 KiB buffers.
-  const int blocks = std::min(num_tiles, sms * 4);
+  const int blocks = std::min(num_tiles, resident);
   async_copy_kernel<<<blocks, kThreads, 0, stream>>>(in, out, n, num_tiles);
   CUDA_CHECK_LAUNCH();
   // @skeleton: (void)in; (void)out; (void)num_tiles; (void)stream;

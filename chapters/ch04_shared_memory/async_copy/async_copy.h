@@ -1,6 +1,6 @@
 // Exercise ch04 / async_copy: a 1D stencil whose input tiles are staged in shared memory with
-// asynchronous copies (cuda::memcpy_async and a two-stage cuda::pipeline), so the copy of the
-// next tile overlaps the computation on the current one.
+// asynchronous copies (16-byte cuda::memcpy_async into a multi-stage pipeline of shared buffers),
+// so the copies of the next tiles overlap the computation on the current one.
 //
 // Frozen API: the tests and the benchmark call exactly this.
 //   out[i] = sum over d = -4..4 of (5 - |d|) * in[i + d] / 25, for 0 <= i < n,

@@ -1,53 +1,6 @@
-// FP32 throughput of matmul_v1_naive on a 4096^3 product against cuBLAS SGEMM (FP32 arithmetic, no
-// TF32) on the same inputs in the same run. The student's output is compared with cuBLAS's
-// in full, and cuBLAS's with a double-precision CPU value at sampled positions.
+// matmul_v1_naive against cuBLAS SGEMM (FP32, no TF32) on the same 4096^3 product.
 #include "matmul_v1_naive.h"
 
-#include <cmath>
-#include <cstdio>
-#include <vector>
-
-#include "course/bench.h"
-#include "course/buffers.h"
-#include "course/random.h"
-#include "matmul_v1_naive_baseline.h"
-#include "matmul_v1_naive_reference.h"
-
-void course::run_benchmark(course::Benchmark& bench) {
-  const int M = 4096, N = 4096, K = 4096;
-  const double flops = 2.0 * M * N * static_cast<double>(K);
-  const std::size_t a_n = static_cast<std::size_t>(M) * K;
-  const std::size_t b_n = static_cast<std::size_t>(K) * N;
-  const std::size_t c_n = static_cast<std::size_t>(M) * N;
-  course::DeviceBuffer<float> a(a_n), b(b_n), c_cublas(c_n), c(c_n);
-  matmul_v1_naive_fill_hash(a.data(), a_n, course::run_seed(), bench.stream());
-  matmul_v1_naive_fill_hash(b.data(), b_n, course::run_seed() ^ 0x5bd1e995ull, bench.stream());
-  CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
-
-  c_cublas.fill_bytes(course::kPoisonByte);
-  bench.time("cublas_sgemm", flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
-    matmul_v1_naive_cublas(a.data(), b.data(), c_cublas.data(), M, N, K, s);
-  });
-  const auto expected = c_cublas.download();
-  {
-    const auto a_host = a.download();
-    const auto b_host = b.download();
-    auto rng = course::make_rng("matmul_v1_naive_bench_samples");
-    std::vector<float> want, got;
-    for (int s = 0; s < 256; ++s) {
-      const int i = static_cast<int>(rng() % M), j = static_cast<int>(rng() % N);
-      want.push_back(static_cast<float>(matmul_v1_naive_reference_at(a_host, b_host, N, K, i, j)));
-      got.push_back(expected[static_cast<std::size_t>(i) * N + j]);
-    }
-    bench.check("cublas_sgemm", course::compare_close(want, got, {1e-4, 1e-2},
-                                                      {{}, "cuBLAS C at sampled positions"}));
-  }
-
-  c.fill_bytes(course::kPoisonByte);
-  bench.time("matmul_v1_naive", flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
-    matmul_v1_naive(a.data(), b.data(), c.data(), M, N, K, s);
-  });
-  bench.check("matmul_v1_naive", course::compare_close(expected, c.download(), {1e-4, 1e-2},
-                                              {{static_cast<std::size_t>(M),
-                                                static_cast<std::size_t>(N)}, "C"}));
-}
+#define COURSE_MATMUL matmul_v1_naive
+#define COURSE_MATMUL_NAME "matmul_v1_naive"
+#include "../matmul_ladder_bench.inc"
