@@ -6,11 +6,13 @@ sections: every benchmark measurement of every exercise of a chapter, then the g
 
 import argparse
 import json
+import re
 import sys
 
 parser = argparse.ArgumentParser()
 parser.add_argument("report")
 parser.add_argument("--chapter", default="")
+parser.add_argument("--skip", default="", help="regular expression of measurement names to leave out")
 args = parser.parse_args()
 with open(args.report, encoding="utf-8") as f:
     data = json.load(f)
@@ -29,7 +31,7 @@ for ex in data["exercises"]:
     if bench is None:
         continue
     for m in bench.get("details", {}).get("measurements", []):
-        if not m.get("valid", True):
+        if not m.get("valid", True) or (args.skip and re.search(args.skip, m["name"])):
             continue
         print(f"| {ex['name']} | {m['name']} | {m['median_ms']:.3f} | "
               f"{m['rate']:.1f} {m['unit']} |")
