@@ -27,6 +27,13 @@ for i in $(seq 1 "$RUNS"); do
       --json "$OUT/logs/solutions-$i.json" > "$OUT/logs/solutions-$i.txt" 2>&1 || status=1
   tail -n 3 "$OUT/logs/solutions-$i.txt"
 done
+# The benchmark harness itself on the GPU (state reset between measurements, errors).
+harness=$(ls -d build/grade/solutions-*/support_gpu_tests 2>/dev/null | head -n 1)
+if [ -n "$harness" ]; then
+  echo "== support library GPU tests"
+  "$harness" > "$OUT/logs/support-gpu.txt" 2>&1 || { status=1; cat "$OUT/logs/support-gpu.txt"; }
+  tail -n 1 "$OUT/logs/support-gpu.txt"
+fi
 if [ "${SKELETONS:-1}" = 1 ]; then
   echo "== skeletons"
   $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" \

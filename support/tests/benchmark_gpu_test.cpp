@@ -1,0 +1,85 @@
+// GPU tests of the benchmark harness (skipped, exit 77, without a GPU). They show that state
+// an exercise leaves behind cannot favour or penalise the next measurement: persisting-L2
+// set-aside, an access policy window and a cache preference are all undone by
+// Benchmark::time before it measures.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "course/bench.h"
+#include "course/buffers.h"
+#include "course/check.h"
+
+namespace {
+
+course::Benchmark make_benchmark() {
+  static char name[] = "benchmark_gpu_test";
+  static char* argv[] = {name, nullptr};
+  return course::Benchmark(1, argv, "benchmark_gpu_test");
+}
+
+TEST(BenchmarkState, PersistingL2AndCacheConfigAreResetBeforeMeasuring) {
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (prop.persistingL2CacheMaxSize == 0) GTEST_SKIP() << "no persisting L2 on this GPU";
+  auto bench = make_benchmark();
+  course::DeviceBuffer<char> hot(1 << 20);
+
+  // What an exercise might leave behind.
+  CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, prop.persistingL2CacheMaxSize));
+  cudaStreamAttrValue window{};
+  window.accessPolicyWindow.base_ptr = hot.data();
+  window.accessPolicyWindow.num_bytes = hot.bytes();
+  window.accessPolicyWindow.hitRatio = 1.0f;
+  window.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  window.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  CUDA_CHECK(cudaStreamSetAttribute(bench.stream(), cudaStreamAttributeAccessPolicyWindow, &window));
+  CUDA_CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
+
+  std::size_t limit_seen_by_run = 1;
+  cudaStreamAttrValue window_seen_by_run{};
+  cudaFuncCache config_seen_by_run = cudaFuncCachePreferShared;
+  bench.time("state_probe", 1.0, course::Unit::GBps, [&](cudaStream_t s) {
+    CUDA_CHECK(cudaDeviceGetLimit(&limit_seen_by_run, cudaLimitPersistingL2CacheSize));
+    CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &window_seen_by_run));
+    CUDA_CHECK(cudaDeviceGetCacheConfig(&config_seen_by_run));
+    CUDA_CHECK(cudaMemsetAsync(hot.data(), 0, hot.bytes(), s));
+  });
+  EXPECT_EQ(limit_seen_by_run, 0u) << "the persisting-L2 set-aside survived into the measurement";
+  EXPECT_EQ(window_seen_by_run.accessPolicyWindow.num_bytes, 0u)
+      << "the access policy window survived into the measurement";
+  EXPECT_EQ(config_seen_by_run, cudaFuncCachePreferNone);
+  ASSERT_NE(bench.find("state_probe"), nullptr);
+  EXPECT_TRUE(bench.find("state_probe")->valid) << bench.find("state_probe")->problem;
+}
+
+TEST(BenchmarkErrors, AFailingRunIsInvalidNotFatal) {
+  auto bench = make_benchmark();
+  bench.time("fails", 1.0, course::Unit::GBps,
+             [](cudaStream_t) { CUDA_CHECK(cudaErrorInvalidValue); });
+  const course::Measurement* failed = bench.find("fails");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_FALSE(failed->valid);
+  EXPECT_NE(failed->problem.find("cudaErrorInvalidValue"), std::string::npos) << failed->problem;
+
+  // A later measurement is unaffected, and a reference to the first one stays usable.
+  course::DeviceBuffer<float> buffer(1 << 20);
+  bench.time("memset", static_cast<double>(buffer.bytes()), course::Unit::GBps,
+             [&](cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), s)); });
+  EXPECT_FALSE(failed->valid);
+  EXPECT_TRUE(bench.find("memset")->valid);
+  EXPECT_GT(bench.find("memset")->rate, 0.0);
+}
+
+TEST(BenchmarkCeiling, CopyCeilingIsMeasuredAndPlausible) {
+  auto bench = make_benchmark();
+  const course::Measurement& copy = bench.copy_ceiling(std::size_t{256} << 20);
+  ASSERT_TRUE(copy.valid) << copy.problem;
+  EXPECT_GE(copy.samples_ms.size(), 10u);
+  EXPECT_GT(copy.rate, 50.0);  // GB/s: any GPU of compute capability 7.0+ copies faster
+  EXPECT_LE(copy.min_ms, copy.median_ms);
+  EXPECT_LE(copy.median_ms, copy.max_ms);
+}
+
+}  // namespace
