@@ -20,7 +20,6 @@ CRASHED = "crashed"
 TIMED_OUT = "timed_out"
 EXITED_EARLY = "exited_early"
 SKIPPED = "skipped"            # not gradable here (no GPU, compute capability too low)
-ERROR = "error"                # the grader could not grade it (missing binary, tool failure)
 
 
 @dataclass

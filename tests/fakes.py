@@ -15,7 +15,6 @@ reading its behaviour from a JSON file beside it (<script>.json):
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path
