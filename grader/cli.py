@@ -1,4 +1,4 @@
-"""Command line: python3 -m grader {grade,list,skeletons,render}."""
+"""Command line: python3 -m grader {init,grade,list,skeletons,render}."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from grader import __version__, manifest, model, render, skeletons, tools
+from grader import __version__, manifest, model, render, skeletons, tools, workspace
 from grader.errors import GraderError
 from grader.pipeline import GradeOptions, Grader
 
@@ -23,10 +23,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
+    sub.add_parser("init", help="copy the skeletons into workspace/ (your copy; files "
+                   "already there are never replaced)")
+
     g = sub.add_parser("grade", help="grade a submission directory")
-    g.add_argument("submission", nargs="?", default="skeletons",
-                   help="directory with one folder per chapter (default: skeletons/, the "
-                   "student workspace); solutions/ or any other directory works too")
+    g.add_argument("submission", nargs="?", default=None,
+                   help="directory with one folder per chapter (default: workspace/, your "
+                   "work, created from the skeletons if missing); solutions/, skeletons/ or "
+                   "any other directory works too")
     g.add_argument("-e", "--exercise", action="append", default=[], metavar="NAME",
                    help="grade only this exercise or chapter (ch01, ch01_programming_model, "
                    "vector_add, ch01/vector_add); repeatable")
@@ -52,9 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list the exercises")
     ls.add_argument("--json", action="store_true", help="machine-readable list")
 
-    sk = sub.add_parser("skeletons", help="regenerate skeletons/ from solutions/")
+    sk = sub.add_parser("skeletons", help="regenerate skeletons/ from solutions/ (for course "
+                        "authors; never touches workspace/)")
     sk.add_argument("--check", action="store_true",
                     help="only check that skeletons/ is up to date (exit 1 if not)")
+    sk.add_argument("--force", action="store_true",
+                    help="also replace skeletons that were edited by hand since generated")
 
     r = sub.add_parser("render", help="print or convert a saved JSON report")
     r.add_argument("report", type=Path)
@@ -80,7 +87,35 @@ def _default_build_dir(submission: Path) -> Path:
     return ROOT / "build" / "grade" / f"{submission.name}-{digest}"
 
 
+def _say(message: str) -> None:
+    print(f"grader: {message}", file=sys.stderr, flush=True)
+
+
+def _report_init(copied: list[str], created: bool) -> None:
+    where = workspace.WORKSPACE + "/"
+    if created:
+        _say(f"created {where} with {len(copied)} files from skeletons/: edit them there "
+             "(git ignores the folder; nothing the course does overwrites it)")
+    elif copied:
+        _say(f"added {len(copied)} new files to {where}: {', '.join(copied[:4])}"
+             + (" ..." if len(copied) > 4 else "") + " (your other files were left as they are)")
+
+
+def cmd_init(args) -> int:
+    created = not workspace.path(ROOT).exists()
+    copied = workspace.init(ROOT)
+    _report_init(copied, created)
+    if not copied:
+        _say(f"{workspace.WORKSPACE}/ already has every exercise file; nothing copied")
+    return EXIT_OK
+
+
 def cmd_grade(args) -> int:
+    if args.submission is None:
+        # The student's own copy; made on first use, completed when exercises were added.
+        created = not workspace.path(ROOT).exists()
+        _report_init(workspace.init(ROOT), created)
+        args.submission = str(workspace.path(ROOT))
     submission = Path(args.submission)
     if not submission.is_absolute() and not submission.exists() and (ROOT / submission).exists():
         submission = ROOT / submission
@@ -131,8 +166,9 @@ def cmd_list(args) -> int:
         return EXIT_OK
     for ex in exercises:
         perf = ", ".join(f"{p.name} {p.points:g}" for p in ex.performance) or "none"
+        edit = ", ".join(f"{workspace.WORKSPACE}/{ex.chapter}/{f}" for f in ex.files)
         print(f"{ex.key:<45} {ex.max_points:>5g} pts  {ex.title}  "
-              f"[edit: {', '.join(ex.files)}; performance: {perf}]")
+              f"[edit: {edit}; performance: {perf}]")
     return EXIT_OK
 
 
@@ -147,7 +183,7 @@ def cmd_skeletons(args) -> int:
             return EXIT_BELOW_THRESHOLD
         print("skeletons/ matches solutions/")
         return EXIT_OK
-    written = skeletons.write(solutions, skeleton_dir)
+    written = skeletons.write(solutions, skeleton_dir, force=args.force)
     for rel in written:
         print(f"wrote skeletons/{rel}")
     extra = [d.path for d in skeletons.compare(solutions, skeleton_dir) if d.problem == "extra"]
@@ -201,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("grade", "list"):
         _warn_incomplete()
-    handlers = {"grade": cmd_grade, "list": cmd_list, "skeletons": cmd_skeletons,
-                "render": cmd_render}
+    handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
+                "skeletons": cmd_skeletons, "render": cmd_render}
     try:
         return handlers[args.command](args)
     except GraderError as error:
