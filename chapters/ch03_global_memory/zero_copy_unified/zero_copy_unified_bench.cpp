@@ -31,7 +31,7 @@ void course::run_benchmark(course::Benchmark& bench) {
                 "is 0)");
   if (concurrent == 0) return;
 
-  ManagedBuffer<float> in(n), out(n);
+  course::ManagedBuffer<float> in(n), out(n);
   std::memcpy(in.data(), values.data(), n * sizeof(float));
   auto measure = [&](const char* name, void (*call)(const float*, float*, float, float, int,
                                                     cudaStream_t)) {

@@ -1,5 +1,7 @@
 #include "zero_copy_unified_common.h"
 
+#include "course/check.h"
+
 std::vector<float> saxpy_reference(const float* in, std::size_t n, float factor, float offset) {
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = in[i] * factor + offset;

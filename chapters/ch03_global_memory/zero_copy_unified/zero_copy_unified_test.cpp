@@ -43,7 +43,7 @@ void check_managed(int n, Call call) {
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -100.f, 100.f, rng);
   const auto p = draw_params(rng);
-  ManagedBuffer<float> in(n), out(n);
+  course::ManagedBuffer<float> in(n), out(n);
   // Written by the host, so the pages start out in host memory.
   std::memcpy(in.data(), values.data(), n * sizeof(float));
   std::memset(out.data(), course::kPoisonByte, n * sizeof(float));
@@ -82,7 +82,7 @@ TEST(ZeroCopyUnified, PrefetchedVariantMovesBothRangesToTheDevice) {
   const int n = 1 << 20;
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -1.f, 1.f, rng);
-  ManagedBuffer<float> in(n), out(n);
+  course::ManagedBuffer<float> in(n), out(n);
   std::memcpy(in.data(), values.data(), n * sizeof(float));
   std::memset(out.data(), 0, n * sizeof(float));
   course::Stream stream;

@@ -1,4 +1,4 @@
-// RAII owners for device memory, pinned host memory, streams and events. Each releases its
+// RAII owners for device, pinned host and managed memory, streams and events. Each releases its
 // resource in its destructor, so an exception thrown by CUDA_CHECK never leaks GPU memory
 // and no test needs a hand-written cleanup chain.
 #pragma once
@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -13,85 +14,92 @@
 
 namespace course {
 
-template <class T>
-class DeviceBuffer {
+namespace detail {
+
+// Ownership shared by the buffers below: `count` elements at `ptr`, released with Free, moved
+// but never copied.
+template <class T, cudaError_t (*Free)(void*)>
+class OwnedArray {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), bytes()));
+  ~OwnedArray() {
+    if (ptr_ != nullptr) Free(ptr_);  // never throw from a destructor
   }
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);  // never throw from a destructor
-  }
-  DeviceBuffer(DeviceBuffer&& other) noexcept
+  OwnedArray(OwnedArray&& other) noexcept
       : ptr_(std::exchange(other.ptr_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  OwnedArray& operator=(OwnedArray&& other) noexcept {
     std::swap(ptr_, other.ptr_);
     std::swap(count_, other.count_);
     return *this;
   }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  OwnedArray(const OwnedArray&) = delete;
+  OwnedArray& operator=(const OwnedArray&) = delete;
 
   T* data() noexcept { return ptr_; }
   const T* data() const noexcept { return ptr_; }
   std::size_t size() const noexcept { return count_; }
   std::size_t bytes() const noexcept { return count_ * sizeof(T); }
 
-  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
-  void upload(const T* host, std::size_t count) {
-    if (count > count_) throw std::out_of_range("DeviceBuffer::upload: more elements than fit");
-    if (count > 0) CUDA_CHECK(cudaMemcpy(ptr_, host, count * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(count_);
-    if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  void fill_bytes(unsigned char value) {
-    if (count_ > 0) CUDA_CHECK(cudaMemset(ptr_, value, bytes()));
-  }
+ protected:
+  OwnedArray() = default;
+  explicit OwnedArray(std::size_t count) : count_(count) {}
+  void** slot() noexcept { return reinterpret_cast<void**>(&ptr_); }
 
  private:
   T* ptr_ = nullptr;
   std::size_t count_ = 0;
 };
 
+}  // namespace detail
+
+template <class T>
+class DeviceBuffer : public detail::OwnedArray<T, cudaFree> {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : detail::OwnedArray<T, cudaFree>(count) {
+    if (count > 0) CUDA_CHECK(cudaMalloc(this->slot(), this->bytes()));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
+  void upload(const T* host, std::size_t count) {
+    if (count > this->size())
+      throw std::out_of_range("DeviceBuffer::upload: more elements than fit");
+    if (count > 0)
+      CUDA_CHECK(cudaMemcpy(this->data(), host, count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(this->size());
+    if (!host.empty())
+      CUDA_CHECK(cudaMemcpy(host.data(), this->data(), this->bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  void fill_bytes(unsigned char value) {
+    if (this->size() > 0) CUDA_CHECK(cudaMemset(this->data(), value, this->bytes()));
+  }
+};
+
 // Page-locked host memory: the DMA engines read it directly, so copies can run at full
 // PCIe/NVLink speed and overlap with kernels.
 template <class T>
-class PinnedBuffer {
+class PinnedBuffer : public detail::OwnedArray<T, cudaFreeHost> {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t count, unsigned int flags = cudaHostAllocDefault)
-      : count_(count) {
-    if (count_ > 0)
-      CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T), flags));
+      : detail::OwnedArray<T, cudaFreeHost>(count) {
+    if (count > 0) CUDA_CHECK(cudaHostAlloc(this->slot(), this->bytes(), flags));
   }
-  ~PinnedBuffer() {
-    if (ptr_ != nullptr) cudaFreeHost(ptr_);
-  }
-  PinnedBuffer(PinnedBuffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
-    std::swap(ptr_, other.ptr_);
-    std::swap(count_, other.count_);
-    return *this;
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+};
 
-  T* data() noexcept { return ptr_; }
-  const T* data() const noexcept { return ptr_; }
-  std::size_t size() const noexcept { return count_; }
-  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
-  T& operator[](std::size_t i) noexcept { return ptr_[i]; }
-  const T& operator[](std::size_t i) const noexcept { return ptr_[i]; }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t count_ = 0;
+// Unified memory (cudaMallocManaged): one pointer valid on the host and the device; pages
+// migrate on demand or when prefetched. The host may read and write it between kernels.
+template <class T>
+class ManagedBuffer : public detail::OwnedArray<T, cudaFree> {
+ public:
+  ManagedBuffer() = default;
+  explicit ManagedBuffer(std::size_t count, unsigned int flags = cudaMemAttachGlobal)
+      : detail::OwnedArray<T, cudaFree>(count) {
+    if (count > 0) CUDA_CHECK(cudaMallocManaged(this->slot(), this->bytes(), flags));
+  }
 };
 
 class Stream {
