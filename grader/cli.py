@@ -193,38 +193,11 @@ def cmd_skeletons(args) -> int:
 
 
 def cmd_render(args) -> int:
-    try:
-        data = json.loads(args.report.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GraderError(f"report {args.report} does not exist") from None
-    except json.JSONDecodeError as error:
-        raise GraderError(f"report {args.report} is not JSON ({error})") from None
-    report = report_from_dict(data)
+    report = model.Report.load(args.report)
     if args.junit:
         args.junit.write_text(render.junit_xml(report), encoding="utf-8")
     print(render.terminal(report, sys.stdout))
     return EXIT_OK
-
-
-def report_from_dict(data: dict) -> model.Report:
-    try:
-        exercises = []
-        for e in data["exercises"]:
-            stages = []
-            for s in e.get("stages", []):
-                s = dict(s)
-                s["cases"] = [model.CaseResult(**c) for c in s.get("cases", [])]
-                s["metrics"] = [model.Metric(**m) for m in s.get("metrics", [])]
-                stages.append(model.StageResult(**s))
-            e = dict(e)
-            e["stages"] = stages
-            exercises.append(model.ExerciseResult(**e))
-        gpu = model.GpuInfo(**data["gpu"]) if data.get("gpu") else None
-        keep = {k: data[k] for k in ("submission", "seed", "started_at", "finished_at",
-                                     "grader_version", "host", "options", "schema") if k in data}
-        return model.Report(gpu=gpu, exercises=exercises, **keep)
-    except (KeyError, TypeError, AttributeError) as error:
-        raise GraderError(f"not a grader report ({error})") from None
 
 
 def _warn_incomplete() -> None:

@@ -13,11 +13,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.model import CaseStatus
+
 
 @dataclass
 class CaseOutcome:
     name: str
-    status: str  # passed | failed | skipped | not_run | crashed | timed_out
+    status: CaseStatus
     message: str = ""
     duration_ms: float = 0.0
 
@@ -64,9 +66,9 @@ def parse_report(path: Path) -> dict[str, CaseOutcome]:
             if case.get("status") == "NOTRUN" or case.get("result") == "SUPPRESSED":
                 continue  # filtered out or disabled: not part of this run
             if case.get("result") == "SKIPPED":
-                status = "skipped"
+                status = CaseStatus.SKIPPED
             else:
-                status = "failed" if failures else "passed"
+                status = CaseStatus.FAILED if failures else CaseStatus.PASSED
             cases[name] = CaseOutcome(name, status, "\n".join(failures),
                                       _seconds(case.get("time", 0)) * 1000.0)
     return cases
@@ -88,12 +90,20 @@ def parse_events(path: Path) -> RunOutcome:
         if event.get("event") == "start":
             outcome.running = name
         elif event.get("event") == "end":
-            outcome.cases[name] = CaseOutcome(name, event.get("status", "failed"),
+            outcome.cases[name] = CaseOutcome(name, _event_status(event),
                                               "\n".join(event.get("failures", [])),
                                               float(event.get("ms", 0)))
             if outcome.running == name:
                 outcome.running = None
     return outcome
+
+
+def _event_status(event: dict) -> CaseStatus:
+    """The test main writes passed, failed or skipped; anything else is no pass."""
+    try:
+        return CaseStatus(event.get("status", CaseStatus.FAILED))
+    except ValueError:
+        return CaseStatus.FAILED
 
 
 def collect(report: Path, events: Path) -> RunOutcome:

@@ -6,28 +6,58 @@ PrairieLearn) are all views of a Report; none of them re-runs or re-derives anyt
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from pathlib import Path
+
+from grader.errors import GraderError
 
 SCHEMA_VERSION = 1
 
-# Exercise status, from best to worst is not an order: each names what happened.
-PASSED = "passed"              # every stage ran and earned its points
-PARTIAL = "partial"            # graded, but some points were lost
-FAILED = "failed"              # a correctness stage failed
-NOT_SUBMITTED = "not_submitted"
-COMPILE_ERROR = "compile_error"
-CRASHED = "crashed"
-TIMED_OUT = "timed_out"
-EXITED_EARLY = "exited_early"
-SKIPPED = "skipped"            # not gradable here (no GPU, compute capability too low)
+
+# StrEnum: each member is its string, so the JSON report holds plain "passed", "compile_error".
+class ExerciseStatus(StrEnum):
+    """What happened to an exercise; not an order from best to worst."""
+    PASSED = "passed"                  # every stage ran and earned its points
+    PARTIAL = "partial"                # graded, but some points were lost
+    FAILED = "failed"                  # a correctness stage failed
+    NOT_SUBMITTED = "not_submitted"
+    COMPILE_ERROR = "compile_error"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
+    EXITED_EARLY = "exited_early"
+    SKIPPED = "skipped"                # not gradable here (no GPU, compute capability too low)
+
+
+class StageStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"                    # the tool could not check anything (not the student's fault)
+    TIMED_OUT = "timed_out"
+    CRASHED = "crashed"
+    EXITED_EARLY = "exited_early"
+
+
+class CaseStatus(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    NOT_RUN = "not_run"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed_out"
 
 
 @dataclass
 class CaseResult:
     name: str
-    status: str  # passed | failed | skipped | not_run | crashed | timed_out
+    status: CaseStatus
     message: str = ""
     duration_ms: float = 0.0
+
+    def __post_init__(self):
+        self.status = CaseStatus(self.status)  # also from a loaded report's plain string
 
 
 @dataclass
@@ -51,7 +81,7 @@ class Metric:
 @dataclass
 class StageResult:
     name: str                    # build | tests | sanitizer | benchmark
-    status: str                  # passed | failed | skipped | error | timed_out | crashed
+    status: StageStatus
     points: float = 0.0
     max_points: float = 0.0
     duration_s: float = 0.0
@@ -61,6 +91,9 @@ class StageResult:
     metrics: list[Metric] = field(default_factory=list)
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        self.status = StageStatus(self.status)
+
 
 @dataclass
 class ExerciseResult:
@@ -68,11 +101,14 @@ class ExerciseResult:
     name: str
     chapter: str
     title: str
-    status: str
+    status: ExerciseStatus
     score: float
     max_score: float
     message: str = ""
     stages: list[StageResult] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.status = ExerciseStatus(self.status)
 
     def stage(self, name: str) -> StageResult | None:
         return next((s for s in self.stages if s.name == name), None)
@@ -117,3 +153,40 @@ class Report:
         data["max_score"] = round(self.max_score, 3)
         data["percent"] = round(self.percent, 2)
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Report:
+        """The inverse of to_dict (score, max_score and percent are derived, so ignored)."""
+        try:
+            exercises = []
+            for e in data["exercises"]:
+                stages = []
+                for s in e.get("stages", []):
+                    s = dict(s)
+                    s["cases"] = [CaseResult(**c) for c in s.get("cases", [])]
+                    s["metrics"] = [Metric(**m) for m in s.get("metrics", [])]
+                    stages.append(StageResult(**s))
+                exercises.append(ExerciseResult(**{**e, "stages": stages}))
+            gpu = GpuInfo(**data["gpu"]) if data.get("gpu") else None
+            keep = {f.name for f in fields(cls)} - {"gpu", "exercises"}
+            return cls(gpu=gpu, exercises=exercises, **{k: data[k] for k in keep if k in data})
+        except KeyError as error:
+            raise GraderError(f"not a grader report (no {error})") from None
+        except (TypeError, AttributeError, ValueError) as error:
+            raise GraderError(f"not a grader report ({error})") from None
+
+    @classmethod
+    def load(cls, path: Path) -> Report:
+        """A report written by render.write_json; GraderError (one line) when it is not one."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise GraderError(f"report {path} does not exist") from None
+        except OSError as error:
+            raise GraderError(f"report {path} cannot be read ({error.strerror or error})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise GraderError(f"report {path} is not JSON ({error})") from None
+        try:
+            return cls.from_dict(data)
+        except GraderError as error:
+            raise GraderError(f"report {path}: {error}") from None

@@ -351,11 +351,11 @@ class Grader:
         return [f for f in ex.files if not (folder / f).is_file()]
 
     def grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
-        result = model.ExerciseResult(ex.key, ex.name, ex.chapter, ex.title, model.PASSED,
-                                      0.0, ex.max_points)
+        result = model.ExerciseResult(ex.key, ex.name, ex.chapter, ex.title,
+                                      model.ExerciseStatus.PASSED, 0.0, ex.max_points)
         missing = self._missing_files(ex)
         if missing:
-            result.status = model.NOT_SUBMITTED
+            result.status = model.ExerciseStatus.NOT_SUBMITTED
             result.message = (f"not submitted: {', '.join(missing)} not found in "
                               f"{self.options.submission / ex.chapter}")
             return result
@@ -363,11 +363,11 @@ class Grader:
         build = self.build_exercise(ex)
         result.stages.append(build)
         if build.status != "passed":
-            result.status = model.COMPILE_ERROR
+            result.status = model.ExerciseStatus.COMPILE_ERROR
             result.message = build.message.rstrip(":")
             return result
         if self.options.build_only:
-            result.status = model.SKIPPED
+            result.status = model.ExerciseStatus.SKIPPED
             result.message = "compiled (--build-only: not run)"
             return result
         if self.gpu is not None and ex.min_cc > 7.0:
@@ -376,7 +376,7 @@ class Grader:
             except ValueError:
                 cc = 0.0
             if cc < ex.min_cc:
-                result.status = model.SKIPPED
+                result.status = model.ExerciseStatus.SKIPPED
                 result.message = (f"needs compute capability {ex.min_cc}, this GPU has "
                                   f"{self.gpu.compute_capability}")
                 return result
@@ -389,7 +389,7 @@ class Grader:
             ex.correctness_points), 3)
         result.stages.append(tests)
         if tests.status == "skipped":
-            result.status = model.SKIPPED
+            result.status = model.ExerciseStatus.SKIPPED
             result.message = tests.message
             return result
 
@@ -416,20 +416,20 @@ class Grader:
                     message=why))
 
         result.score = round(sum(s.points for s in result.stages), 3)
-        if tests.status in (model.CRASHED, model.TIMED_OUT, model.EXITED_EARLY):
-            result.status = tests.status
+        if tests.status in ("crashed", "timed_out", "exited_early"):
+            result.status = model.ExerciseStatus(tests.status)
             result.message = tests.message
         elif not correct:
-            result.status = model.FAILED
+            result.status = model.ExerciseStatus.FAILED
             failing = next(s for s in result.stages if s.name in ("tests", "sanitizer")
                            and s.status not in ("passed", "skipped", "error"))
             result.message = f"{failing.name}: {failing.message}"
         elif result.score + 1e-9 < result.max_score:
-            result.status = model.PARTIAL
+            result.status = model.ExerciseStatus.PARTIAL
             bench = result.stage("benchmark")
             result.message = bench.message if bench else ""
         else:
-            result.status = model.PASSED
+            result.status = model.ExerciseStatus.PASSED
             result.message = "full marks"
         return result
 

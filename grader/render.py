@@ -6,20 +6,28 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
+from enum import StrEnum
 from pathlib import Path
 
 from grader import model
+from grader.model import CaseStatus, ExerciseStatus, StageStatus
 
-_COLORS = {"passed": "32", "partial": "33", "failed": "31", "compile_error": "31",
-           "crashed": "31", "timed_out": "31", "exited_early": "31", "not_submitted": "90",
-           "skipped": "90", "error": "35"}
+_COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
+           ExerciseStatus.FAILED: "31", ExerciseStatus.COMPILE_ERROR: "31",
+           ExerciseStatus.CRASHED: "31", ExerciseStatus.TIMED_OUT: "31",
+           ExerciseStatus.EXITED_EARLY: "31", ExerciseStatus.NOT_SUBMITTED: "90",
+           ExerciseStatus.SKIPPED: "90"}
+# Stages whose last lines of output show where the run stopped.
+_STOPPED = (StageStatus.CRASHED, StageStatus.TIMED_OUT, StageStatus.EXITED_EARLY)
+# JUnit has no "not submitted": it is reported as skipped, like a skipped case or stage.
+_JUNIT_SKIPPED = (CaseStatus.SKIPPED, StageStatus.SKIPPED, ExerciseStatus.NOT_SUBMITTED)
 
 
 def _use_color(stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def _paint(text: str, status: str, color: bool) -> str:
+def _paint(text: str, status: ExerciseStatus, color: bool) -> str:
     code = _COLORS.get(status)
     return f"\033[{code}m{text}\033[0m" if color and code else text
 
@@ -45,19 +53,19 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     # Details first, for exercises that lost points; the table comes last so it is what
     # stays on screen.
     for ex in report.exercises:
-        if ex.status in (model.PASSED, model.NOT_SUBMITTED) and not verbose:
+        if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose:
             continue
-        if ex.status == model.SKIPPED and not verbose:
+        if ex.status == ExerciseStatus.SKIPPED and not verbose:
             continue
         out.append(_paint(f"── {ex.key}: {ex.status.replace('_', ' ')}", ex.status, color))
         if ex.message:
             out.append(f"   {ex.message}")
         for stage in ex.stages:
-            if stage.status == "passed" and not verbose:
+            if stage.status == StageStatus.PASSED and not verbose:
                 continue
             out.append(f"   {stage.name}: {stage.status}"
                        + (f" - {stage.message}" if stage.message else ""))
-            failed = [c for c in stage.cases if c.status != "passed"]
+            failed = [c for c in stage.cases if c.status != CaseStatus.PASSED]
             for case in failed[:5]:
                 out.append(f"    ✗ {case.name} [{case.status}]")
                 if case.message:
@@ -66,7 +74,7 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
                 out.append(f"    ... and {len(failed) - 5} more failing cases")
             if stage.name in ("build", "sanitizer") and stage.output:
                 out.append(_indent(stage.output))
-            elif stage.status in ("crashed", "timed_out", "exited_early") and stage.output:
+            elif stage.status in _STOPPED and stage.output:
                 out.append("    last output:")
                 out.append(_indent("\n".join(stage.output.splitlines()[-15:])))
         out.append("")
@@ -109,20 +117,20 @@ def junit_xml(report: model.Report) -> str:
         suite = ET.SubElement(root, "testsuite", name=ex.key)
         count = bad = 0
 
-        def case(name: str, status: str, message: str, seconds: float = 0.0) -> None:
+        def case(name: str, status: StrEnum, message: str, seconds: float = 0.0) -> None:
             nonlocal count, bad
             element = ET.SubElement(suite, "testcase", classname=ex.key, name=name,
                                     time=f"{seconds:.3f}")
             count += 1
-            if status in ("skipped", "not_submitted"):
+            if status in _JUNIT_SKIPPED:
                 ET.SubElement(element, "skipped", message=message[:500])
-            elif status != "passed":
+            elif status not in (CaseStatus.PASSED, StageStatus.PASSED):
                 bad += 1
                 failure = ET.SubElement(element, "failure", message=message[:500] or status,
                                         type=status)
                 failure.text = message
-        if ex.status == model.NOT_SUBMITTED:
-            case("submission", "not_submitted", ex.message)
+        if ex.status == ExerciseStatus.NOT_SUBMITTED:
+            case("submission", ExerciseStatus.NOT_SUBMITTED, ex.message)
         for stage in ex.stages:
             if stage.cases:
                 for c in stage.cases:

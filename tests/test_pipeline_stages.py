@@ -11,6 +11,7 @@ import pytest
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, tools
 from grader.errors import GraderError
+from grader.model import ExerciseStatus
 from helpers import vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
@@ -239,7 +240,7 @@ def test_compile_error_shows_the_compiler_lines(grader_for, fake_tools, tmp_path
     ex = vector_add()
     g = grader_for(ex, gpu=GPU)
     result = g.grade_exercise(ex)
-    assert result.status == model.COMPILE_ERROR
+    assert result.status == ExerciseStatus.COMPILE_ERROR
     assert result.score == 0
     build = result.stage("build")
     assert build.status == "failed"
@@ -278,7 +279,7 @@ def grade(grader_for, fake_tools, tmp_path, monkeypatch):
 
 def test_grade_full_marks(grade):
     r = grade(CASES)
-    assert r.status == model.PASSED and r.message == "full marks"
+    assert r.status == ExerciseStatus.PASSED and r.message == "full marks"
     assert r.score == r.max_score == 100
     assert [s.name for s in r.stages] == ["build", "tests", "sanitizer", "benchmark"]
     assert r.stage("tests").points == 60
@@ -286,7 +287,7 @@ def test_grade_full_marks(grade):
 
 def test_grade_partial_performance(grade):
     r = grade(CASES, bench_data(550, 1000))
-    assert r.status == model.PARTIAL
+    assert r.status == ExerciseStatus.PARTIAL
     assert r.score == pytest.approx(80)
     assert "bandwidth" in r.message and "0.55x" in r.message
 
@@ -296,7 +297,7 @@ def test_grade_failing_cases_share_points_and_skip_benchmark(grade):
     cases = [CASES[0], CASES[1], CASES[2],
              {"name": CASES[3], "status": "failed", "message": "mismatch at [0]"}]
     r = grade(cases)
-    assert r.status == model.FAILED
+    assert r.status == ExerciseStatus.FAILED
     assert r.message == "tests: 3 of 4 cases passed"
     assert r.stage("tests").points == 45
     assert r.stage("sanitizer").status == "passed"
@@ -310,7 +311,7 @@ def test_grade_failing_small_case_without_sanitizer_errors_keeps_points(grade):
     cases = [CASES[0], {"name": CASES[1], "status": "failed", "message": "mismatch at [0]"},
              CASES[2], CASES[3]]
     r = grade(cases)
-    assert r.status == model.FAILED
+    assert r.status == ExerciseStatus.FAILED
     assert r.stage("tests").points == 45
     assert r.score == 45
     assert r.message == "tests: 3 of 4 cases passed"
@@ -318,7 +319,7 @@ def test_grade_failing_small_case_without_sanitizer_errors_keeps_points(grade):
 
 def test_grade_crash(grade):
     r = grade([CASES[0], CASES[1], {"name": CASES[2], "action": "segv"}, CASES[3]])
-    assert r.status == model.CRASHED
+    assert r.status == ExerciseStatus.CRASHED
     assert "SIGSEGV" in r.message and CASES[2] in r.message
     assert r.score == 30
     assert r.stage("benchmark").status == "skipped"
@@ -326,12 +327,12 @@ def test_grade_crash(grade):
 
 def test_grade_abort(grade):
     r = grade([{"name": CASES[0], "action": "abort"}])
-    assert r.status == model.CRASHED and "SIGABRT" in r.message and r.score == 0
+    assert r.status == ExerciseStatus.CRASHED and "SIGABRT" in r.message and r.score == 0
 
 
 def test_grade_time_out_skips_the_sanitizer(grade):
     r = grade([CASES[0], {"name": CASES[1], "action": "hang"}], ex=vector_add(test_timeout_s=1))
-    assert r.status == model.TIMED_OUT
+    assert r.status == ExerciseStatus.TIMED_OUT
     assert CASES[1] in r.message
     assert r.stage("sanitizer") is None
     assert r.elapsed < 10
@@ -339,7 +340,7 @@ def test_grade_time_out_skips_the_sanitizer(grade):
 
 def test_grade_exited_early(grade):
     r = grade([CASES[0], {"name": CASES[1], "action": "exit", "code": 0}, CASES[2], CASES[3]])
-    assert r.status == model.EXITED_EARLY
+    assert r.status == ExerciseStatus.EXITED_EARLY
     assert "exited early" in r.message and CASES[1] in r.message
     assert r.score == 15
 
@@ -348,7 +349,7 @@ def test_grade_sanitizer_voids_correctness(grade):
     cases = [CASES[0], {"name": CASES[1], "status_under_sanitizer": "failed"}, CASES[2],
              CASES[3]]
     r = grade(cases, errors={"memcheck": 1})
-    assert r.status == model.FAILED
+    assert r.status == ExerciseStatus.FAILED
     assert r.message == "sanitizer: memcheck found 1 error"
     tests = r.stage("tests")
     assert tests.points == 0 and "60 points voided" in tests.message
@@ -360,28 +361,28 @@ def test_grade_not_submitted_names_the_file(grader_for, fake_tools):
     ex = vector_add()
     g = grader_for(ex, submit=False, gpu=GPU)
     r = g.grade_exercise(ex)
-    assert r.status == model.NOT_SUBMITTED
+    assert r.status == ExerciseStatus.NOT_SUBMITTED
     assert "vector_add.cu" in r.message and "not found" in r.message
     assert r.score == 0 and r.max_score == 100 and r.stages == []
 
 
 def test_grade_build_only(grade):
     r = grade(CASES, build_only=True, gpu=None)
-    assert r.status == model.SKIPPED
+    assert r.status == ExerciseStatus.SKIPPED
     assert "--build-only" in r.message
     assert [s.name for s in r.stages] == ["build"]
 
 
 def test_grade_test_binary_without_gpu_is_skipped(grade):
     r = grade(CASES, gtest={"no_gpu": True})
-    assert r.status == model.SKIPPED
+    assert r.status == ExerciseStatus.SKIPPED
     assert "no GPU" in r.message
     assert r.score == 0
 
 
 def test_grade_min_cc(grade):
     r = grade(CASES, ex=vector_add(min_cc=9.5))
-    assert r.status == model.SKIPPED
+    assert r.status == ExerciseStatus.SKIPPED
     assert "needs compute capability 9.5" in r.message
 
 
@@ -389,7 +390,7 @@ def test_grade_without_sanitizer_and_benchmark(grade):
     r = grade(CASES, sanitizer=False, benchmark=False)
     assert [s.name for s in r.stages] == ["build", "tests", "benchmark"]
     assert r.stage("benchmark").message == "not run (--no-benchmark)"
-    assert r.status == model.PARTIAL and r.score == 60
+    assert r.status == ExerciseStatus.PARTIAL and r.score == 60
 
 
 # ------------------------------------------------------------------------------ whole run

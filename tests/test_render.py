@@ -1,4 +1,4 @@
-"""grader.render: terminal table, JSON (round trip through cli.report_from_dict), JUnit XML."""
+"""grader.render: terminal table, JSON (round trip through model.Report.from_dict), JUnit XML."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def sample_report() -> model.Report:
     metric = model.Metric("bandwidth", "d", "vector_add", "copy", 550.0, 1000.0, "GB/s", 0.55,
                           0.8, 0.3, 20.0, 40.0, "0.55x copy; full marks at 0.80x")
     passed = model.ExerciseResult(
-        "ch01_a/one", "one", "ch01_a", "One", model.PASSED, 100.0, 100.0, "full marks", [
+        "ch01_a/one", "one", "ch01_a", "One", model.ExerciseStatus.PASSED, 100.0, 100.0, "full marks", [
             S("build", "passed"),
             S("tests", "passed", 60, 60, 1.5, "all 2 cases passed",
               cases=[C("S.a", "passed", "", 1.0), C("S.b", "passed", "", 2.0)],
@@ -25,14 +25,14 @@ def sample_report() -> model.Report:
             S("benchmark", "passed", 40, 40, metrics=[dataclass_copy(metric, ratio=0.9,
                                                                        points=40.0)])])
     partial = model.ExerciseResult(
-        "ch01_a/two", "two", "ch01_a", "Two", model.PARTIAL, 80.0, 100.0, "bandwidth: slow", [
+        "ch01_a/two", "two", "ch01_a", "Two", model.ExerciseStatus.PARTIAL, 80.0, 100.0, "bandwidth: slow", [
             S("build", "passed"),
             S("tests", "passed", 60, 60, cases=[C("S.a", "passed")],
               details={"passed": 1, "total": 1}),
             S("sanitizer", "passed", message="memcheck: clean"),
             S("benchmark", "failed", 20, 40, message="bandwidth: 0.55x", metrics=[metric])])
     crashed = model.ExerciseResult(
-        "ch02_b/three", "three", "ch02_b", "Three", model.CRASHED, 20.0, 60.0,
+        "ch02_b/three", "three", "ch02_b", "Three", model.ExerciseStatus.CRASHED, 20.0, 60.0,
         "crashed with SIGSEGV while running S.c", [
             S("build", "passed"),
             S("tests", "crashed", 20, 60, message="crashed with SIGSEGV while running S.c",
@@ -41,11 +41,11 @@ def sample_report() -> model.Report:
                      C("S.c", "crashed", "crashed with SIGSEGV"), C("S.d", "not_run")],
               details={"passed": 1, "total": 4})])
     compile_error = model.ExerciseResult(
-        "ch02_b/four", "four", "ch02_b", "Four", model.COMPILE_ERROR, 0.0, 50.0,
+        "ch02_b/four", "four", "ch02_b", "Four", model.ExerciseStatus.COMPILE_ERROR, 0.0, 50.0,
         "compilation failed", [S("build", "failed", message="compilation failed; the "
                                  "compiler said:", output="FAILED: four.cu.o\nerror: x")])
     missing = model.ExerciseResult("ch02_b/five", "five", "ch02_b", "Five",
-                                   model.NOT_SUBMITTED, 0.0, 40.0, "not submitted: five.cu")
+                                   model.ExerciseStatus.NOT_SUBMITTED, 0.0, 40.0, "not submitted: five.cu")
     return model.Report(submission="/tmp/sub", seed=42, started_at="2025-01-01T00:00:00+00:00",
                         finished_at="2025-01-01T00:01:00+00:00", grader_version="1",
                         gpu=model.GpuInfo("Fake GPU", "9.0", "555", 80000), host="h",
@@ -97,7 +97,7 @@ def test_json_round_trip(tmp_path):
     data = json.loads(path.read_text())
     assert data["score"] == 200 and data["max_score"] == 350 and data["percent"] == 57.14
     assert data["schema"] == model.SCHEMA_VERSION
-    again = cli.report_from_dict(data)
+    again = model.Report.from_dict(data)
     assert again.to_dict() == report.to_dict()
     assert not list(path.parent.glob("*.tmp"))
 
@@ -105,7 +105,7 @@ def test_json_round_trip(tmp_path):
 @pytest.mark.parametrize("data", [{}, {"exercises": [{"key": "x"}]}, [], {"exercises": []}])
 def test_report_from_dict_rejects_non_reports(data):
     with pytest.raises(GraderError, match="not a grader report"):
-        cli.report_from_dict(data)
+        model.Report.from_dict(data)
 
 
 def test_junit_xml_counts():
@@ -154,4 +154,4 @@ def test_cli_render_errors(tmp_path, capsys, content, fragment):
 
 def test_report_from_dict_with_strings_as_exercises():
     with pytest.raises(GraderError, match="not a grader report"):
-        cli.report_from_dict({"exercises": ["x"]})
+        model.Report.from_dict({"exercises": ["x"]})
