@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "course/check.h"
+#include "course/json.h"
 
 namespace course {
 
@@ -63,29 +63,6 @@ double rate_of(double work_per_run, double ms, Unit unit) {
   return unit == Unit::TFLOPs ? per_second / 1e12 : per_second / 1e9;
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
 Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::move(title)) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -114,15 +91,10 @@ Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::mov
     std::exit(77);
   }
   CUDA_CHECK(cudaGetDeviceProperties(&prop_, 0));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  stream_.emplace(cudaStreamNonBlocking);
   // Twice the L2 size, so a memset over it evicts whatever the previous repeat left there.
-  flush_bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(prop_.l2CacheSize), 32u << 20);
-  CUDA_CHECK(cudaMalloc(&flush_buffer_, flush_bytes_));
-}
-
-Benchmark::~Benchmark() {
-  if (flush_buffer_ != nullptr) cudaFree(flush_buffer_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  flush_buffer_ = DeviceBuffer<unsigned char>(
+      std::max<std::size_t>(2 * static_cast<std::size_t>(prop_.l2CacheSize), 32u << 20));
 }
 
 void Benchmark::reset_cache_state() {
@@ -131,7 +103,8 @@ void Benchmark::reset_cache_state() {
   if (prop_.persistingL2CacheMaxSize > 0) {
     cudaStreamAttrValue attribute{};
     attribute.accessPolicyWindow.num_bytes = 0;
-    CUDA_CHECK(cudaStreamSetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &attribute));
+    CUDA_CHECK(
+        cudaStreamSetAttribute(stream(), cudaStreamAttributeAccessPolicyWindow, &attribute));
     CUDA_CHECK(cudaCtxResetPersistingL2Cache());
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
   }
@@ -139,7 +112,7 @@ void Benchmark::reset_cache_state() {
 }
 
 void Benchmark::flush_l2() {
-  CUDA_CHECK(cudaMemsetAsync(flush_buffer_, 0, flush_bytes_, stream_));
+  CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), stream()));
 }
 
 Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit unit,
@@ -152,28 +125,18 @@ Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit 
   m.work_per_run = work_per_run;
   try {
     reset_cache_state();
-    cudaEvent_t start = nullptr;
-    cudaEvent_t stop = nullptr;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    struct EventPair {
-      cudaEvent_t a, b;
-      ~EventPair() { cudaEventDestroy(a); cudaEventDestroy(b); }
-    } events{start, stop};
+    GpuTimer timer(stream());
 
-    for (int warmup = 0; warmup < 2; ++warmup) run(stream_);
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (int warmup = 0; warmup < 2; ++warmup) run(stream());
+    stream_->synchronize();
 
     const auto began = std::chrono::steady_clock::now();
     while (static_cast<int>(m.samples_ms.size()) < options_.max_repeats) {
       flush_l2();
-      CUDA_CHECK(cudaEventRecord(start, stream_));
-      run(stream_);
-      CUDA_CHECK(cudaEventRecord(stop, stream_));
-      CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0.0f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      m.samples_ms.push_back(ms);
+      timer.start();
+      run(stream());
+      timer.stop();
+      m.samples_ms.push_back(timer.elapsed_ms());
       const int count = static_cast<int>(m.samples_ms.size());
       if (count < options_.min_repeats) continue;
       const double spent =
@@ -194,20 +157,13 @@ Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit 
 
 Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name) {
   const std::size_t count = std::max<std::size_t>(bytes / sizeof(float4), 1);
-  float4* in = nullptr;
-  float4* out = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, count * sizeof(float4)));
-  CUDA_CHECK(cudaMalloc(&out, count * sizeof(float4)));
-  CUDA_CHECK(cudaMemset(in, 0x3c, count * sizeof(float4)));
+  DeviceBuffer<float4> in(count), out(count);
+  in.fill_bytes(0x3c);
   const int threads = 256;
   const int blocks = prop_.multiProcessorCount * 8;
-  Measurement& m = time(name, 2.0 * static_cast<double>(count * sizeof(float4)), Unit::GBps,
-                        [&](cudaStream_t s) {
-                          copy_float4_kernel<<<blocks, threads, 0, s>>>(in, out, count);
-                        });
-  cudaFree(in);
-  cudaFree(out);
-  return m;
+  return time(name, 2.0 * static_cast<double>(in.bytes()), Unit::GBps, [&](cudaStream_t s) {
+    copy_float4_kernel<<<blocks, threads, 0, s>>>(in.data(), out.data(), count);
+  });
 }
 
 Measurement* Benchmark::find(const std::string& name) {
@@ -253,34 +209,42 @@ int Benchmark::finish() {
   for (const auto& e : errors_) std::printf("error: %s\n", e.c_str());
 
   if (!options_.json_path.empty()) {
-    std::ostringstream json;
-    json.precision(9);
-    json << "{\"schema\":1,\"title\":\"" << json_escape(title_) << "\",\"device\":{\"name\":\""
-         << json_escape(prop_.name) << "\",\"cc\":\"" << prop_.major << "." << prop_.minor
-         << "\",\"sms\":" << prop_.multiProcessorCount << ",\"l2_bytes\":" << prop_.l2CacheSize
-         << "},\"measurements\":[";
-    for (std::size_t i = 0; i < measurements_.size(); ++i) {
-      const auto& m = measurements_[i];
-      json << (i ? "," : "") << "{\"name\":\"" << json_escape(m.name) << "\",\"unit\":\""
-           << unit_name(m.unit) << "\",\"work_per_run\":" << m.work_per_run
-           << ",\"median_ms\":" << m.median_ms << ",\"min_ms\":" << m.min_ms
-           << ",\"max_ms\":" << m.max_ms << ",\"repeats\":" << m.samples_ms.size()
-           << ",\"rate\":" << m.rate << ",\"valid\":" << (m.valid ? "true" : "false")
-           << ",\"problem\":\"" << json_escape(m.problem) << "\"}";
+    JsonWriter json;
+    json.begin_object().field("schema", 1).field("title", title_);
+    json.key("device").begin_object();
+    json.field("name", prop_.name)
+        .field("cc", std::to_string(prop_.major) + "." + std::to_string(prop_.minor))
+        .field("sms", prop_.multiProcessorCount)
+        .field("l2_bytes", prop_.l2CacheSize);
+    json.end_object();
+    json.key("measurements").begin_array();
+    for (const auto& m : measurements_) {
+      json.begin_object()
+          .field("name", m.name)
+          .field("unit", unit_name(m.unit))
+          .field("work_per_run", m.work_per_run)
+          .field("median_ms", m.median_ms)
+          .field("min_ms", m.min_ms)
+          .field("max_ms", m.max_ms)
+          .field("repeats", m.samples_ms.size())
+          .field("rate", m.rate)
+          .field("valid", m.valid)
+          .field("problem", m.problem)
+          .end_object();
     }
-    json << "],\"requirements\":[";
-    for (std::size_t i = 0; i < requirements_.size(); ++i) {
-      const auto& r = requirements_[i];
-      json << (i ? "," : "") << "{\"name\":\"" << json_escape(r.name)
-           << "\",\"ok\":" << (r.ok ? "true" : "false") << ",\"message\":\""
-           << json_escape(r.message) << "\"}";
-    }
-    json << "],\"errors\":[";
-    for (std::size_t i = 0; i < errors_.size(); ++i)
-      json << (i ? "," : "") << "\"" << json_escape(errors_[i]) << "\"";
-    json << "],\"completed\":true}\n";
+    json.end_array();
+    json.key("requirements").begin_array();
+    for (const auto& r : requirements_)
+      json.begin_object().field("name", r.name).field("ok", r.ok).field("message", r.message)
+          .end_object();
+    json.end_array();
+    json.key("errors").begin_array();
+    for (const auto& e : errors_) json.value(e);
+    json.end_array();
+    // Last, so that a file cut short by a crash is recognisably incomplete.
+    json.field("completed", true).end_object();
     std::ofstream file(options_.json_path);
-    file << json.str();
+    file << json.str() << '\n';
     if (!file) {
       std::fprintf(stderr, "cannot write %s\n", options_.json_path.c_str());
       return 1;

@@ -10,8 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
-#include "course/bench.h"  // json_escape
+#include "course/json.h"
 #include "course/random.h"
 
 namespace {
@@ -23,32 +24,42 @@ class EventStream : public ::testing::EmptyTestEventListener {
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     failures_.clear();
-    std::fprintf(file_, "{\"event\":\"start\",\"case\":\"%s\"}\n", full_name(info).c_str());
-    std::fflush(file_);
+    course::JsonWriter line;
+    line.begin_object().field("event", "start").field("case", full_name(info)).end_object();
+    write(line);
   }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    if (!failures_.empty()) failures_ += ",";
     std::string where = result.file_name() != nullptr ? result.file_name() : "";
     where += ":" + std::to_string(result.line_number());
-    failures_ += "\"" + course::json_escape(where + "\n" + result.message()) + "\"";
+    failures_.push_back(where + "\n" + result.message());
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const auto* result = info.result();
     const char* status = result->Skipped() ? "skipped" : (result->Passed() ? "passed" : "failed");
-    std::fprintf(file_, "{\"event\":\"end\",\"case\":\"%s\",\"status\":\"%s\",\"ms\":%lld,"
-                 "\"failures\":[%s]}\n",
-                 full_name(info).c_str(), status, static_cast<long long>(result->elapsed_time()),
-                 failures_.c_str());
-    std::fflush(file_);
+    course::JsonWriter line;
+    line.begin_object()
+        .field("event", "end")
+        .field("case", full_name(info))
+        .field("status", status)
+        .field("ms", static_cast<long long>(result->elapsed_time()));
+    line.key("failures").begin_array();
+    for (const auto& failure : failures_) line.value(failure);
+    line.end_array().end_object();
+    write(line);
   }
 
  private:
   static std::string full_name(const ::testing::TestInfo& info) {
-    return course::json_escape(std::string(info.test_suite_name()) + "." + info.name());
+    return std::string(info.test_suite_name()) + "." + info.name();
+  }
+  // One event a line, flushed at once: the process may die right after it.
+  void write(const course::JsonWriter& line) {
+    std::fprintf(file_, "%s\n", line.str().c_str());
+    std::fflush(file_);
   }
   std::FILE* file_;
-  std::string failures_;
+  std::vector<std::string> failures_;
 };
 
 }  // namespace

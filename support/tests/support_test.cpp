@@ -1,8 +1,13 @@
 // Host-side tests of the support library: these run on any machine, GPU or not.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <limits>
 #include <set>
 #include <vector>
@@ -10,6 +15,7 @@
 #include "course/bench.h"
 #include "course/check.h"
 #include "course/compare.h"
+#include "course/json.h"
 #include "course/random.h"
 
 namespace {
@@ -150,8 +156,180 @@ TEST(BenchStatistics, RateUnits) {
   EXPECT_DOUBLE_EQ(course::rate_of(1e9, 0.0, course::Unit::GBps), 0.0);
 }
 
+// A strict reader of RFC 8259 JSON text: true when `text` is exactly one valid value.
+class JsonChecker {
+ public:
+  static bool valid(std::string_view text) {
+    JsonChecker c{text};
+    return c.value() && c.skip_space() == text.size();
+  }
+
+ private:
+  explicit JsonChecker(std::string_view text) : s_(text) {}
+  std::size_t skip_space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r'))
+      ++i_;
+    return i_;
+  }
+  bool eat(char c) {
+    skip_space();
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  bool word(std::string_view w) {
+    if (s_.substr(i_, w.size()) != w) return false;
+    i_ += w.size();
+    return true;
+  }
+  bool digits() {
+    const std::size_t start = i_;
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+    return i_ > start;
+  }
+  bool number() {
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ < s_.size() && s_[i_] == '0') {
+      ++i_;
+    } else if (!digits()) {
+      return false;
+    }
+    if (i_ < s_.size() && s_[i_] == '.' && (++i_, !digits())) return false;
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (!digits()) return false;
+    }
+    return true;
+  }
+  bool string() {
+    if (!eat('"')) return false;
+    while (i_ < s_.size()) {
+      const auto c = static_cast<unsigned char>(s_[i_++]);
+      if (c == '"') return true;
+      if (c < 0x20) return false;
+      if (c != '\\') continue;
+      if (i_ >= s_.size()) return false;
+      const char e = s_[i_++];
+      if (e == 'u') {
+        for (int k = 0; k < 4; ++k, ++i_)
+          if (i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_]))) return false;
+      } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+        return false;
+      }
+    }
+    return false;
+  }
+  template <class Element>
+  bool sequence(char close, Element element) {
+    if (eat(close)) return true;
+    do {
+      if (!element()) return false;
+    } while (eat(','));
+    return eat(close);
+  }
+  bool value() {
+    skip_space();
+    if (i_ >= s_.size()) return false;
+    switch (s_[i_]) {
+      case '{':
+        ++i_;
+        return sequence('}', [this] { return string() && eat(':') && value(); });
+      case '[':
+        ++i_;
+        return sequence(']', [this] { return value(); });
+      case '"': return string();
+      case 't': return word("true");
+      case 'f': return word("false");
+      case 'n': return word("null");
+      default: return number();
+    }
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+TEST(JsonChecker, RejectsWhatIsNotJson) {
+  EXPECT_TRUE(JsonChecker::valid(R"({"a":[1,-2.5e+3,true,null,"x\u0001"],"b":{}})"));
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", ".5", "nan", "\"a\nb\"",
+                          "'a'", "{a:1}", "[1] [2]", "\"\\x\""})
+    EXPECT_FALSE(JsonChecker::valid(bad)) << bad;
+}
+
 TEST(Json, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(course::json_escape("a\"b\\c\nd\x01"), "a\\\"b\\\\c\\nd\\u0001");
+  EXPECT_EQ(course::json_escape("tab\tcr\r\x1f"), "tab\\tcr\\r\\u001f");
+  EXPECT_EQ(course::json_escape("caf\xc3\xa9 / ok"), "caf\xc3\xa9 / ok");  // UTF-8 passes through
+}
+
+TEST(Json, NumbersAreShortestAndReadBackExactly) {
+  EXPECT_EQ(course::json_number(0.0), "0");
+  EXPECT_EQ(course::json_number(1.5), "1.5");
+  EXPECT_EQ(course::json_number(-2.0), "-2");
+  EXPECT_EQ(course::json_number(0.1), "0.1");
+  EXPECT_EQ(course::json_number(1e300), "1e+300");
+  EXPECT_EQ(course::json_number(0.1f), "0.1");  // as a float, not 0.100000001490116
+  for (const double v : {1.0 / 3.0, 2.0 / 3.0 * 1e-300, 123456789.123456789, 5e-324,
+                         std::numeric_limits<double>::max(), -0.0001220703125}) {
+    const std::string text = course::json_number(v);
+    EXPECT_EQ(std::strtod(text.c_str(), nullptr), v) << text;
+  }
+  for (const float v : {1.0f / 3.0f, 16777217.0f, std::numeric_limits<float>::min()}) {
+    const std::string text = course::json_number(v);
+    EXPECT_EQ(std::strtof(text.c_str(), nullptr), v) << text;
+  }
+}
+
+TEST(Json, NonFiniteNumbersBecomeNull) {
+  EXPECT_EQ(course::json_number(std::numeric_limits<double>::quiet_NaN()), "null");
+  EXPECT_EQ(course::json_number(std::numeric_limits<double>::infinity()), "null");
+  EXPECT_EQ(course::json_number(-std::numeric_limits<float>::infinity()), "null");
+}
+
+TEST(Json, WriterNestsObjectsAndArraysWithCommas) {
+  course::JsonWriter json;
+  json.begin_object().field("name", "copy \"x\"").field("n", 3).field("big", std::size_t{1} << 40);
+  json.field("neg", -7L).field("ok", true).field("rate", 812.5);
+  json.key("list").begin_array().value(1.5).value(false).null().begin_object().end_object();
+  json.begin_array().end_array().end_array();
+  json.key("empty").begin_object().end_object();
+  json.field("done", true).end_object();
+  EXPECT_TRUE(json.complete());
+  EXPECT_TRUE(JsonChecker::valid(json.str())) << json.str();
+  EXPECT_EQ(json.str(),
+            "{\"name\":\"copy \\\"x\\\"\",\"n\":3,\"big\":1099511627776,\"neg\":-7,"
+            "\"ok\":true,\"rate\":812.5,\"list\":[1.5,false,null,{},[]],\"empty\":{},"
+            "\"done\":true}");
+}
+
+TEST(Json, EveryByteOfAStringSurvivesAsValidJson) {
+  std::string all;
+  for (int c = 1; c < 256; ++c) all += static_cast<char>(c);
+  course::JsonWriter json;
+  json.begin_object().field(all, all).field("n", std::numeric_limits<double>::quiet_NaN());
+  json.end_object();
+  // Bytes >= 0x80 pass through as they are; the checker, like the grader, accepts them.
+  EXPECT_TRUE(JsonChecker::valid(json.str())) << json.str();
+}
+
+TEST(Json, StringOverloadsAreNotTakenForBooleans) {
+  // A string literal must not turn into `true` through the pointer-to-bool conversion.
+  course::JsonWriter json;
+  const std::string s = "b";
+  json.begin_array().value("a").value(s).value(std::string_view("c")).end_array();
+  EXPECT_EQ(json.str(), "[\"a\",\"b\",\"c\"]");
+}
+
+TEST(Json, MisuseThrows) {
+  course::JsonWriter a;
+  a.begin_object();
+  EXPECT_THROW(a.value(1), std::logic_error);  // a value in an object needs a key
+  EXPECT_THROW(a.end_array(), std::logic_error);
+  EXPECT_THROW(a.str(), std::logic_error);  // not closed
+  course::JsonWriter b;
+  EXPECT_THROW(b.key("k"), std::logic_error);
+  b.value(1);
+  EXPECT_THROW(b.value(2), std::logic_error);  // a second top-level value
+  EXPECT_EQ(b.str(), "1");
 }
 
 }  // namespace

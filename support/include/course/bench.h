@@ -12,9 +12,11 @@
 
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "course/buffers.h"
 #include "course/compare.h"
 
 namespace course {
@@ -46,12 +48,11 @@ class Benchmark {
  public:
   // Parses --json, --repeats, --budget; exits 77 when there is no GPU, 2 on bad arguments.
   Benchmark(int argc, char** argv, std::string title);
-  ~Benchmark();
   Benchmark(const Benchmark&) = delete;
   Benchmark& operator=(const Benchmark&) = delete;
 
   const cudaDeviceProp& device() const noexcept { return prop_; }
-  cudaStream_t stream() const noexcept { return stream_; }
+  cudaStream_t stream() const noexcept { return stream_->get(); }
 
   // Times `run`, which must enqueue exactly one run of the work on the stream it is given.
   // A CUDA error inside marks the measurement invalid instead of ending the program.
@@ -86,9 +87,8 @@ class Benchmark {
   std::string title_;
   BenchOptions options_;
   cudaDeviceProp prop_{};
-  cudaStream_t stream_ = nullptr;
-  void* flush_buffer_ = nullptr;
-  std::size_t flush_bytes_ = 0;
+  std::optional<Stream> stream_;  // created once a GPU is known to be there
+  DeviceBuffer<unsigned char> flush_buffer_;  // twice the L2: a memset over it evicts the L2
   std::deque<Measurement> measurements_;  // deque: references survive push_back
   struct Requirement {
     std::string name;
@@ -105,7 +105,6 @@ double median(std::vector<double> values);
 double relative_spread(std::vector<double> values);
 const char* unit_name(Unit unit);
 double rate_of(double work_per_run, double ms, Unit unit);
-std::string json_escape(const std::string& text);
 
 // Each exercise's *_bench.cpp defines this; support/src/bench_main.cpp calls it.
 void run_benchmark(Benchmark& bench);
