@@ -1,6 +1,23 @@
-"""Turning measurements into points."""
+"""The one place that awards points and decides verdicts.
+
+The stages (grader/stages/) say what happened; from their results this module gives the tests
+stage its share of the correctness points (voided by a failing sanitizer), turns the benchmark's
+ratios into performance points, and decides the exercise's status and message.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from grader.manifest import Exercise
+from grader.model import ExerciseResult, ExerciseStatus, StageResult, StageStatus
+
+# A test run that ended this way is the exercise's verdict, whatever else happened.
+_RUN_VERDICTS = {StageStatus.CRASHED: ExerciseStatus.CRASHED,
+                 StageStatus.TIMED_OUT: ExerciseStatus.TIMED_OUT,
+                 StageStatus.EXITED_EARLY: ExerciseStatus.EXITED_EARLY}
+# Stage outcomes that hold nothing against the code (a sanitizer in ERROR could not check it).
+_NOT_FAILING = (StageStatus.PASSED, StageStatus.SKIPPED, StageStatus.ERROR)
 
 
 def performance_points(ratio: float | None, zero_at: float, full_at: float,
@@ -18,3 +35,96 @@ def correctness_points(passed: int, total: int, points: float) -> float:
     if total <= 0:
         return 0.0
     return points * passed / total
+
+
+def correct(stages: list[StageResult]) -> bool:
+    """Every case passed and no sanitizer found anything: the condition for benchmarking."""
+    tests = _stage(stages, "tests")
+    return (tests is not None and tests.status == StageStatus.PASSED
+            and all(s.status in _NOT_FAILING for s in stages if s.name == "sanitizer"))
+
+
+def score_tests(ex: Exercise, tests: StageResult, sanitizer: StageResult | None) -> None:
+    """The tests stage's points: a share per passing case, none after sanitizer findings."""
+    tests.max_points = ex.correctness_points
+    tests.points = round(correctness_points(tests.details.get("passed", 0),
+                                            tests.details.get("total", 0),
+                                            ex.correctness_points), 3)
+    if sanitizer is not None and sanitizer.status == StageStatus.FAILED:
+        if tests.points > 0:
+            tests.message += f"; {tests.points:g} points voided by the sanitizer's findings"
+        tests.points = 0.0
+
+
+def score_benchmark(ex: Exercise, bench: StageResult) -> None:
+    """Points for each metric with a ratio; the stage fails when any are lost."""
+    bench.max_points = sum(p.points for p in ex.performance)
+    if bench.status == StageStatus.SKIPPED:
+        return
+    for perf, metric in zip(ex.performance, bench.metrics, strict=True):
+        if metric.ratio is None:
+            continue  # the benchmark stage said why there is no ratio
+        metric.points = round(performance_points(metric.ratio, perf.zero_at, perf.full_at,
+                                                 perf.points), 3)
+        if metric.points < perf.points:
+            metric.message = (f"{metric.ratio:.2f}x {perf.baseline}; full marks at "
+                              f"{perf.full_at:.2f}x, none at {perf.zero_at:.2f}x")
+            if perf.hint:
+                metric.message += f". Try: {perf.hint}"
+        else:
+            metric.message = f"{metric.ratio:.2f}x {perf.baseline} (full marks at " \
+                             f"{perf.full_at:.2f}x)"
+    bench.points = round(sum(m.points for m in bench.metrics), 3)
+    if bench.status == StageStatus.PASSED and bench.points < bench.max_points:
+        bench.status = StageStatus.FAILED
+    bench.message = "; ".join(f"{m.name}: {m.message}" for m in bench.metrics)
+
+
+def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
+    return _result(ex, [], ExerciseStatus.NOT_SUBMITTED,
+                   f"not submitted: {', '.join(missing)} not found in {folder}")
+
+
+def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
+    """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code."""
+    return _result(ex, stages, ExerciseStatus.SKIPPED, why)
+
+
+def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+    """Points for every stage that ran, then the exercise's status and message. `stages` is
+    what the pipeline ran: the build, and after a passing build the tests and the rest."""
+    build = _stage(stages, "build")
+    if build.status != StageStatus.PASSED:
+        return _result(ex, stages, ExerciseStatus.COMPILE_ERROR, build.message.rstrip(":"))
+    tests = _stage(stages, "tests")
+    score_tests(ex, tests, _stage(stages, "sanitizer"))
+    if tests.status == StageStatus.SKIPPED:
+        return _result(ex, stages, ExerciseStatus.SKIPPED, tests.message)
+    bench = _stage(stages, "benchmark")
+    if bench is not None:
+        score_benchmark(ex, bench)
+
+    result = _result(ex, stages, ExerciseStatus.PASSED, "full marks")
+    result.score = round(sum(s.points for s in stages), 3)
+    if tests.status in _RUN_VERDICTS:
+        result.status = _RUN_VERDICTS[tests.status]
+        result.message = tests.message
+    elif not correct(stages):
+        result.status = ExerciseStatus.FAILED
+        failing = next(s for s in stages if s.name in ("tests", "sanitizer")
+                       and s.status not in _NOT_FAILING)
+        result.message = f"{failing.name}: {failing.message}"
+    elif result.score + 1e-9 < result.max_score:
+        result.status = ExerciseStatus.PARTIAL
+        result.message = bench.message if bench else ""
+    return result
+
+
+def _result(ex: Exercise, stages: list[StageResult], status: ExerciseStatus,
+            message: str) -> ExerciseResult:
+    return ExerciseResult(ex.key, ex.name, ex.chapter, ex.title, status, 0.0, ex.max_points,
+                          message, stages)
+
+
+def _stage(stages: list[StageResult], name: str) -> StageResult | None:
+    return next((s for s in stages if s.name == name), None)

@@ -1,5 +1,6 @@
-"""Grader.run_sanitizer, run_benchmark, build_exercise, grade_exercise and run, with stand-in
-binaries, a fake compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
+"""The sanitizer and benchmark stages (the benchmark's ratios scored by grader.scoring), the
+build stage through Grader.grade_exercise, grade_exercise and run, with stand-in binaries, a fake
+compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import time
 import pytest
 
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
-from grader import model, tools
+from grader import model, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus
+from grader.stages import benchmark, sanitizer as sanitizer_stage
 from helpers import vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
@@ -55,7 +57,7 @@ def sanitize(grader_for, cases, ex=None):
     ex = ex or vector_add(sanitizer_tools=("memcheck", "racecheck"))
     g = grader_for(ex)
     binary = fake_gtest(g.options.build_dir / "vector_add_test", cases)
-    return g.run_sanitizer(ex, binary)
+    return sanitizer_stage.run(g.options, ex, binary)
 
 
 def test_sanitizer_clean(grader_for, sanitizer):
@@ -125,7 +127,7 @@ def test_sanitizer_without_gpu_is_skipped(grader_for, sanitizer):
     ex = vector_add()
     g = grader_for(ex)
     binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES, no_gpu=True)
-    stage = g.run_sanitizer(ex, binary)
+    stage = sanitizer_stage.run(g.options, ex, binary)
     assert stage.status == "skipped"
     assert "no GPU" in stage.message
 
@@ -136,7 +138,9 @@ def bench(grader_for, data=None, ex=None, **config):
     ex = ex or vector_add()
     g = grader_for(ex)
     binary = fake_bench(g.options.build_dir / "vector_add_bench", data, **config)
-    return g.run_benchmark(ex, binary)
+    stage = benchmark.run(g.options, ex, binary)
+    scoring.score_benchmark(ex, stage)
+    return stage
 
 
 def test_benchmark_full_marks(grader_for):

@@ -1,4 +1,4 @@
-"""Grader.run_tests against stand-in GoogleTest binaries that misbehave on demand."""
+"""grader.stages.tests against stand-in GoogleTest binaries that misbehave on demand."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 import pytest
 
 from fakes import alive, fake_gtest
+from grader.stages import tests as tests_stage
 from helpers import vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
@@ -24,8 +25,9 @@ def run(grader_for):
         g = grader_for(ex, **extra)
         binary = fake_gtest(g.options.build_dir / "vector_add_test", cases, **config)
         started = time.monotonic()
-        stage, expected = g.run_tests(ex, binary)
-        return stage, expected, time.monotonic() - started
+        stage = tests_stage.run(g.options, ex, binary)
+        elapsed = time.monotonic() - started
+        return stage, tests_stage.list_cases(g.options, binary), elapsed
 
     return go
 
@@ -225,8 +227,9 @@ def test_gtest_filter_is_passed_to_list_and_run(grader_for, tmp_path):
     g = grader_for(ex)
     log = tmp_path / "argv.log"
     binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES, argv_log=str(log))
-    stage, expected = g.run_tests(ex, binary, stage_name="sanitizer-memcheck",
-                                  gtest_filter="Small/*:VectorAddEdge.*")
+    stage = tests_stage.run(g.options, ex, binary, stage_name="sanitizer-memcheck",
+                            gtest_filter="Small/*:VectorAddEdge.*")
+    expected = tests_stage.list_cases(g.options, binary, "Small/*:VectorAddEdge.*")
     assert expected == CASES[:3]
     assert stage.name == "sanitizer-memcheck"
     calls = [json.loads(line) for line in log.read_text().splitlines()]
@@ -240,9 +243,9 @@ def test_stale_results_of_a_previous_run_are_not_reused(run, grader_for):
     ex = vector_add()
     g = grader_for(ex)
     binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES)
-    first, _ = g.run_tests(ex, binary)
+    first = tests_stage.run(g.options, ex, binary)
     assert first.status == "passed"
     fake_gtest(binary, [CASES[0], {"name": CASES[1], "action": "segv"}, CASES[2], CASES[3]])
-    second, _ = g.run_tests(ex, binary)
+    second = tests_stage.run(g.options, ex, binary)
     assert second.status == "crashed"
     assert second.details["passed"] == 1

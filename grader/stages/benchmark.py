@@ -1,0 +1,84 @@
+"""The benchmark stage: runs the bench binary, reads its JSON and turns each [[performance]]
+criterion into a Metric: the measure's rate over the baseline's, both from the same process.
+
+Only the ratios are measured here; grader.scoring turns them into points.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grader import proc
+from grader.manifest import Exercise, Performance
+from grader.model import Metric, StageResult, StageStatus
+from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
+                                  program_env)
+
+
+def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
+    out = exercise_work_dir(options, ex) / "benchmark.json"
+    out.unlink(missing_ok=True)
+    result = proc.run([str(binary), "--json", str(out)], ex.benchmark_timeout_s,
+                      env=program_env(options), output_limit=options.output_limit)
+    stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
+                        output=clip(result.output, 4096))
+    data = _read_json(out)
+    if result.returncode == NO_GPU_EXIT:
+        stage.status = StageStatus.SKIPPED
+        stage.message = "no GPU available to benchmark"
+        return stage
+    if not isinstance(data, dict) or data.get("completed") is not True:
+        stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.CRASHED
+        stage.message = f"the benchmark {result.describe_exit()} without finishing its report"
+        stage.metrics = [metric(perf, {}, stage.message) for perf in ex.performance]
+        return stage
+    measurements = {m.get("name"): m for m in data.get("measurements", [])
+                    if isinstance(m, dict)}
+    stage.details["measurements"] = data.get("measurements", [])
+    failed_requirements = [r for r in data.get("requirements", [])
+                           if isinstance(r, dict) and not r.get("ok")]
+    problem = ""
+    if failed_requirements:
+        problem = "; ".join(f"{r.get('name')}: {r.get('message', '')}"
+                            for r in failed_requirements)
+    elif data.get("errors"):
+        problem = "; ".join(map(str, data["errors"]))
+    stage.metrics = [metric(perf, measurements, problem) for perf in ex.performance]
+    return stage
+
+
+def not_run(why: str) -> StageResult:
+    return StageResult("benchmark", StageStatus.SKIPPED, message=why)
+
+
+def metric(perf: Performance, measurements: dict, problem: str) -> Metric:
+    """The criterion's ratio, or no ratio and a message saying why it could not be taken."""
+    m = measurements.get(perf.measure)
+    b = measurements.get(perf.baseline)
+    out = Metric(perf.name, perf.description, perf.measure, perf.baseline, None, None, "",
+                 None, perf.full_at, perf.zero_at, 0.0, perf.points)
+    if problem:
+        out.message = problem
+    elif m is None or b is None:
+        missing = perf.measure if m is None else perf.baseline
+        out.message = f"the benchmark did not report {missing!r}"
+    elif not m.get("valid", False):
+        out.message = f"{perf.measure}: {m.get('problem', 'invalid')}"
+    elif not b.get("valid", False) or not b.get("rate"):
+        out.message = f"baseline {perf.baseline}: {b.get('problem', 'no rate')}"
+    else:
+        out.value = float(m.get("rate", 0.0))
+        out.baseline_value = float(b["rate"])
+        out.unit = str(m.get("unit", ""))
+        out.ratio = out.value / out.baseline_value
+    return out
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return None

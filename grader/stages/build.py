@@ -1,0 +1,77 @@
+"""The build stage: one meson setup per submission, one parallel ninja over every exercise,
+then ninja per exercise to attribute failures (a compile error costs only its exercise)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from grader import proc, tools
+from grader.errors import GraderError
+from grader.manifest import Exercise
+from grader.model import StageResult, StageStatus
+from grader.stages.common import GradeOptions, clip
+
+CONFIGURE_TIMEOUT_S = 600
+BUILD_ALL_TIMEOUT_S = 3600
+BUILD_ONE_TIMEOUT_S = 900
+
+
+def targets(ex: Exercise) -> list[str]:
+    return [f"{ex.name}_test", f"{ex.name}_bench"]
+
+
+def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
+    """meson setup (or --reconfigure); GraderError when it fails, since nothing can build."""
+    meson = tools.find("meson", "to configure the build")
+    build = options.build_dir
+    args = [meson, "setup"]
+    if (build / "build.ninja").is_file():
+        args.append("--reconfigure")
+    args += [str(build), str(options.root), f"-Dsubmission={options.submission}",
+             f"-Dgpu_arch={options.cuda_arch}"]
+    progress(f"configuring {build}")
+    result = proc.run(args, CONFIGURE_TIMEOUT_S, output_limit=256 * 1024)
+    if result.returncode != 0:
+        problem = next((l for l in result.output.splitlines()
+                        if "ERROR:" in l), result.describe_exit())
+        raise GraderError(f"configuring the build failed: {problem.strip()} "
+                          f"(full log: {build}/meson-logs/meson-log.txt)")
+
+
+def build_all(options: GradeOptions, exercises: list[Exercise],
+              progress: Callable[[str], None]) -> None:
+    """One parallel build of all targets, failures and all (-k 0); per-exercise results
+    come from run() afterwards, which then finds little or nothing to do."""
+    if not exercises:
+        return
+    ninja = tools.find("ninja", "to build")
+    args = [ninja, "-C", str(options.build_dir), "-k", "0"]
+    if options.jobs:
+        args += ["-j", str(options.jobs)]
+    progress(f"building {len(exercises)} exercises")
+    proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
+             output_limit=64 * 1024)
+
+
+def run(options: GradeOptions, ex: Exercise) -> StageResult:
+    """Builds one exercise's test and benchmark binaries."""
+    ninja = tools.find("ninja", "to build")
+    result = proc.run([ninja, "-C", str(options.build_dir), *targets(ex)], BUILD_ONE_TIMEOUT_S,
+                      output_limit=options.output_limit)
+    stage = StageResult("build", StageStatus.PASSED, duration_s=round(result.duration_s, 2))
+    if result.returncode != 0:
+        stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
+        stage.message = ("the build timed out" if result.timed_out else
+                         "compilation failed; the compiler said:")
+        stage.output = compiler_errors(result.output)
+    return stage
+
+
+def compiler_errors(output: str) -> str:
+    """The part of ninja's output worth showing: from the first FAILED: line on."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("FAILED:"):
+            keep = [l for l in lines[i:] if not l.startswith("ninja: build stopped")]
+            return clip("\n".join(keep))
+    return clip(output)

@@ -1,0 +1,57 @@
+"""What the stages share: the grading options, the test programs' environment, clipping."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import proc
+from grader.manifest import Exercise
+
+MESSAGE_LIMIT = 8 * 1024
+NO_GPU_EXIT = 77  # how test and benchmark binaries say "no GPU" (Meson reports it as skipped)
+
+
+@dataclass
+class GradeOptions:
+    root: Path
+    submission: Path
+    build_dir: Path
+    seed: int
+    build_only: bool = False
+    sanitizer: bool = True
+    benchmark: bool = True
+    jobs: int | None = None
+    output_limit: int = proc.DEFAULT_OUTPUT_LIMIT
+    cuda_arch: str = "auto"
+    extra_env: dict = field(default_factory=dict)
+
+    @property
+    def work_dir(self) -> Path:
+        """Reports, event streams and benchmark JSON of this run; emptied at its start."""
+        return self.build_dir / "grading"
+
+
+def exercise_work_dir(options: GradeOptions, ex: Exercise) -> Path:
+    folder = options.work_dir / ex.name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def program_env(options: GradeOptions, **extra: str) -> dict:
+    """The environment of a test or benchmark binary, with the run's seed."""
+    env = dict(os.environ)
+    env.update({"COURSE_SEED": str(options.seed), "GTEST_COLOR": "no",
+                "CUDA_MODULE_LOADING": "EAGER"})
+    env.update(options.extra_env)
+    env.update(extra)
+    return env
+
+
+def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """At most `limit` characters: the head and the tail, the middle cut and counted."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-half:]

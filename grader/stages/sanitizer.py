@@ -1,0 +1,85 @@
+"""The sanitizer stage: the manifest's compute-sanitizer tools (memcheck always) over the small
+test cases its filter selects, each run classified like the tests stage, then its summaries read.
+Cases failing without sanitizer errors are the tests stage's business, not this one's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader import tools
+from grader.manifest import Exercise
+from grader.model import CaseStatus, StageResult, StageStatus
+from grader.stages import tests
+from grader.stages.common import GradeOptions, clip
+
+SANITIZER_EXIT = 86  # --error-exitcode: tells "found errors" from the tests' own failures
+
+_ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
+_RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
+
+
+def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
+    sanitizer = tools.find("compute-sanitizer")
+    stage = StageResult("sanitizer", StageStatus.PASSED)
+    if sanitizer is None:
+        stage.status = StageStatus.SKIPPED
+        stage.message = "compute-sanitizer not found; memory checks were not run"
+        return stage
+    messages = []
+    for tool in ex.sanitizer_tools:
+        # Failed API calls are the tests' business (some exercises fail them on
+        # purpose); the sanitizer is here for memory errors, races and barriers.
+        wrapper = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT),
+                   "--print-limit", "20", "--report-api-errors", "no"]
+        sub = tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
+                        gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
+                        timeout_s=ex.sanitizer_timeout_s)
+        stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
+        errors = error_count(sub.output)
+        found = errors > 0 or sub.details.get("exit") == f"exit status {SANITIZER_EXIT}"
+        if sub.status == StageStatus.SKIPPED:
+            stage.status = StageStatus.SKIPPED
+            stage.message = sub.message
+            return stage
+        if "Device not supported" in sub.output:
+            stage.status = StageStatus.ERROR
+            stage.message = f"compute-sanitizer cannot run on this device ({tool})"
+            stage.output = clip(sub.output)
+            return stage
+        if not found and not sub.cases:
+            stage.status = StageStatus.ERROR
+            stage.message = (f"the sanitizer filter {ex.sanitizer_filter!r} selects no test "
+                             "case: nothing was checked (a course bug, not yours)")
+            return stage
+        if not found and sub.status in (StageStatus.PASSED, StageStatus.FAILED):
+            failed = sum(c.status != CaseStatus.PASSED for c in sub.cases)
+            messages.append(f"{tool}: clean" + (f" ({failed} cases failed under it)"
+                                                if failed else ""))
+            continue
+        stage.status = StageStatus.FAILED
+        if found:
+            count = f"{errors} error{'s' if errors != 1 else ''}" if errors else "errors"
+            messages.append(f"{tool} found {count}")
+        elif sub.status == StageStatus.TIMED_OUT:
+            messages.append(f"{tool}: {sub.message}")
+        else:
+            messages.append(f"{tool}: tests failed or crashed under the sanitizer "
+                            f"({sub.message})")
+        stage.output = clip(findings(sub.output))
+        break  # one failing tool is enough to void correctness
+    stage.message = "; ".join(messages)
+    return stage
+
+
+def error_count(output: str) -> int:
+    """The largest error count in compute-sanitizer's summaries (0 when there is none)."""
+    counts = [int(m.group(1)) for m in _ERROR_SUMMARY.finditer(output)]
+    counts += [int(m.group(1)) for m in _RACE_SUMMARY.finditer(output)]
+    return max(counts, default=0)
+
+
+def findings(output: str) -> str:
+    """The sanitizer's own lines (prefixed =========), which say what and where."""
+    lines = [l for l in output.splitlines() if l.startswith("=========")]
+    return "\n".join(lines[:80]) if lines else output

@@ -1,0 +1,137 @@
+"""The tests stage: runs a GoogleTest binary and classifies the run.
+
+The binary runs in its own process group with the manifest's time limit and bounded output.
+Per-case results come from GoogleTest's JSON report or, when the process died first, from the
+course's event stream (grader.gtest), which names the case that was running. A time-out, a
+signal, exit() before the end and missing results are each named.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader import gtest, proc
+from grader.manifest import Exercise
+from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
+from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
+                                  program_env)
+
+LIST_TIMEOUT_S = 60
+
+
+def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = None) -> list[str]:
+    """The cases a run will report: --gtest_list_tests without the disabled ones, which it
+    lists but never runs; empty when the listing fails."""
+    listing = proc.run([str(binary), "--gtest_list_tests", *_filter_args(gtest_filter)],
+                       LIST_TIMEOUT_S, env=program_env(options),
+                       output_limit=options.output_limit)
+    names = gtest.parse_list(listing.output) if listing.returncode == 0 else []
+    return [name for name in names if not _disabled(name)]
+
+
+def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = "tests",
+        gtest_filter: str | None = None, wrapper: list[str] | None = None,
+        timeout_s: float | None = None) -> StageResult:
+    """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run."""
+    work = exercise_work_dir(options, ex)
+    report = work / f"{stage_name}.json"
+    events = work / f"{stage_name}.events"
+    premature = work / f"{stage_name}.premature"
+    for f in (report, events, premature):
+        f.unlink(missing_ok=True)
+
+    expected = list_cases(options, binary, gtest_filter)
+    command = (wrapper or []) + [str(binary), f"--gtest_output=json:{report}",
+                                 *_filter_args(gtest_filter)]
+    result = proc.run(command, timeout_s or ex.test_timeout_s,
+                      env=program_env(options, COURSE_EVENTS=str(events),
+                                      TEST_PREMATURE_EXIT_FILE=str(premature)),
+                      output_limit=options.output_limit)
+    outcome = gtest.collect(report, events)
+    stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),
+                        output=result.output if result.returncode != 0 else "")
+    stage.details["exit"] = result.describe_exit()
+    if result.truncated:
+        stage.details["output_bytes"] = result.output_bytes
+
+    if result.returncode == NO_GPU_EXIT and not outcome.cases:
+        stage.status = StageStatus.SKIPPED
+        stage.message = "no GPU available to run the tests"
+        return stage
+
+    _classify_run(stage, result, outcome, premature.exists())
+    stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
+    _classify_cases(stage)
+    return stage
+
+
+def _classify_run(stage: StageResult, result: proc.ProcResult, outcome: gtest.RunOutcome,
+                  premature_exit: bool) -> None:
+    """How the process ended, when that alone makes the run fail."""
+    where = f" while running {outcome.running}" if outcome.running else ""
+    died = not outcome.complete_report
+    if result.timed_out:
+        stage.status = StageStatus.TIMED_OUT
+        stage.message = (f"timed out after {result.duration_s:.0f} s{where} "
+                         "(a kernel that never finishes, or a deadlock at a barrier?)")
+    elif result.signal_name:
+        stage.status = StageStatus.CRASHED
+        stage.message = f"crashed with {result.signal_name}{where}"
+    elif died and premature_exit:
+        stage.status = StageStatus.EXITED_EARLY
+        stage.message = (f"exited early with exit status {result.returncode}{where}, "
+                         "before the tests finished: something called exit() or abort()")
+    elif died and result.returncode not in (0, 1):
+        stage.status = StageStatus.CRASHED
+        stage.message = f"ended with {result.describe_exit()}{where} and wrote no results"
+    elif died:
+        stage.status = StageStatus.CRASHED
+        stage.message = f"ended with {result.describe_exit()}{where} without a test report"
+
+
+def _cases(names: list[str], outcome: gtest.RunOutcome, result: proc.ProcResult,
+           run_message: str) -> list[CaseResult]:
+    """One result per expected case; the one running when the process died takes the blame."""
+    cases = []
+    for name in names:
+        case = outcome.cases.get(name)
+        if case is not None:
+            cases.append(CaseResult(name, case.status, clip(case.message, 4096),
+                                    case.duration_ms))
+        elif name == outcome.running:
+            cases.append(CaseResult(name, CaseStatus.TIMED_OUT if result.timed_out
+                                    else CaseStatus.CRASHED, run_message))
+        else:
+            cases.append(CaseResult(name, CaseStatus.NOT_RUN))
+    return cases
+
+
+def _classify_cases(stage: StageResult) -> None:
+    """Counts the cases; a run that ended well still fails on a missing or failing case."""
+    passed = sum(c.status == CaseStatus.PASSED for c in stage.cases)
+    reported = sum(c.status != CaseStatus.NOT_RUN for c in stage.cases)
+    stage.details["passed"] = passed
+    stage.details["total"] = len(stage.cases)
+    if stage.status != StageStatus.PASSED:
+        return
+    if not stage.cases:
+        stage.status = StageStatus.FAILED
+        stage.message = "no test cases ran"
+    elif reported < len(stage.cases):
+        stage.status = StageStatus.FAILED
+        stage.message = (f"only {reported} of {len(stage.cases)} cases reported "
+                         f"({passed} passed)")
+    elif passed < len(stage.cases):
+        stage.status = StageStatus.FAILED
+        stage.message = f"{passed} of {len(stage.cases)} cases passed"
+    else:
+        stage.message = f"all {passed} cases passed"
+
+
+def _filter_args(gtest_filter: str | None) -> list[str]:
+    return [f"--gtest_filter={gtest_filter}"] if gtest_filter else []
+
+
+def _disabled(case: str) -> bool:
+    return any(part.startswith("DISABLED_") for part in re.split(r"[./]", case))
