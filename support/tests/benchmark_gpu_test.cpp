@@ -1,15 +1,20 @@
-// GPU tests of the benchmark harness (skipped, exit 77, without a GPU). They show that state
-// an exercise leaves behind cannot favour or penalise the next measurement: persisting-L2
-// set-aside, an access policy window and a cache preference are all undone by
-// Benchmark::time before it measures.
+// GPU tests of the support library (skipped, exit 77, without a GPU). The benchmark harness:
+// state an exercise leaves behind cannot favour or penalise the next measurement
+// (persisting-L2 set-aside, an access policy window and a cache preference are all undone by
+// Benchmark::time before it measures). The device-side fills: the values a CPU reference
+// recomputes with course::hashed_* are the ones on the device.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "course/bench.h"
 #include "course/buffers.h"
 #include "course/check.h"
+#include "course/device_random.h"
+#include "course/testing.h"
 
 namespace {
 
@@ -80,6 +85,44 @@ TEST(BenchmarkCeiling, CopyCeilingIsMeasuredAndPlausible) {
   EXPECT_GT(copy.rate, 50.0);  // GB/s: any GPU of compute capability 7.0+ copies faster
   EXPECT_LE(copy.min_ms, copy.median_ms);
   EXPECT_LE(copy.median_ms, copy.max_ms);
+}
+
+// Sizes that do not fill a block, that need the grid-stride loop several times, and n = 0.
+TEST(FillHashed, DeviceValuesEqualTheHostFunctions) {
+  const std::uint64_t seed = 0x5eed1234abcdull;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{257},
+                              (std::size_t{1} << 22) + 3}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    course::DeviceBuffer<int> ints(n + 1);
+    course::DeviceBuffer<unsigned> uints(n + 1);
+    course::DeviceBuffer<float> floats(n + 1), ranged(n + 1);
+    for (auto* bytes : {static_cast<void*>(ints.data()), static_cast<void*>(uints.data()),
+                        static_cast<void*>(floats.data()), static_cast<void*>(ranged.data())})
+      CUDA_CHECK(cudaMemset(bytes, course::kPoisonByte, (n + 1) * 4));
+    course::Stream stream;
+    course::fill_hashed(ints.data(), n, seed, stream);
+    course::fill_hashed(uints.data(), n, seed, stream);
+    course::fill_hashed(floats.data(), n, seed, stream);
+    course::fill_hashed(ranged.data(), n, seed + 1, stream, -10.0f, 10.0f);
+    stream.synchronize();
+    std::vector<int> want_ints(n + 1, -1);
+    std::vector<unsigned> want_uints(n + 1, ~0u);
+    std::vector<float> want_floats(n + 1), want_ranged(n + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      want_ints[i] = course::hashed_int(i, seed);
+      want_uints[i] = course::hashed_uint(i, seed);
+      want_floats[i] = course::hashed_float(i, seed);
+      want_ranged[i] = course::hashed_float(i, seed + 1, -10.0f, 10.0f);
+    }
+    // The element after the n filled ones keeps its poison: the fill stops at n.
+    std::memset(&want_floats[n], course::kPoisonByte, sizeof(float));
+    std::memset(&want_ranged[n], course::kPoisonByte, sizeof(float));
+    EXPECT_TRUE(course::testing::equal(want_ints, ints.download(), {{}, "int fill"}));
+    EXPECT_TRUE(course::testing::equal(want_uints, uints.download(), {{}, "unsigned fill"}));
+    EXPECT_TRUE(course::testing::equal(want_floats, floats.download(), {{}, "float fill"}));
+    EXPECT_TRUE(course::testing::equal(want_ranged, ranged.download(),
+                                       {{}, "float fill in [-10, 10)"}));
+  }
 }
 
 }  // namespace

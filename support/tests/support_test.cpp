@@ -1,6 +1,7 @@
 // Host-side tests of the support library: these run on any machine, GPU or not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <limits>
 #include <set>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "course/bench.h"
 #include "course/check.h"
 #include "course/compare.h"
+#include "course/device_random.h"
 #include "course/json.h"
 #include "course/random.h"
 
@@ -71,6 +74,64 @@ TEST(Random, ValuesStayInRangeAndAreNotConstant) {
     EXPECT_LE(v, 3);
   }
   EXPECT_EQ(seen.size(), 7u);
+}
+
+TEST(Hash, IsSplitmix64OfTheIndex) {
+  // splitmix64's first output from state 0 (Vigna's reference code).
+  EXPECT_EQ(course::hash_index(0, 0), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(course::hashed_uint(0, 0), 0xE220A839u);
+  EXPECT_EQ(course::hashed_int(0, 0), static_cast<int>(0xE220A839u));
+}
+
+TEST(Hash, DeterministicAndSeedsDiffer) {
+  std::size_t same_as_other_seed = 0;
+  std::set<std::uint64_t> distinct;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(course::hash_index(i, 42), course::hash_index(i, 42));
+    EXPECT_EQ(course::hashed_float(i, 42), course::hashed_float(i, 42));
+    if (course::hashed_uint(i, 42) == course::hashed_uint(i, 43)) ++same_as_other_seed;
+    distinct.insert(course::hash_index(i, 42));
+  }
+  EXPECT_EQ(distinct.size(), 1000u);
+  EXPECT_LE(same_as_other_seed, 1u);
+}
+
+TEST(Hash, IntsCoverTheFullRange) {
+  int lowest = 0, highest = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    lowest = std::min(lowest, course::hashed_int(i, 7));
+    highest = std::max(highest, course::hashed_int(i, 7));
+  }
+  // Full 32-bit range: within 0.1 % of both ends after 100000 draws.
+  EXPECT_LT(lowest, std::numeric_limits<int>::min() / 1000 * 999);
+  EXPECT_GT(highest, std::numeric_limits<int>::max() / 1000 * 999);
+}
+
+TEST(Hash, FloatsStayInRangeAndTheDefaultRangeIsExact) {
+  double sum = 0.0;
+  float lowest = 1.0f, highest = -1.0f;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    const float v = course::hashed_float(i, 11);
+    ASSERT_GE(v, -1.0f);
+    ASSERT_LT(v, 1.0f);
+    // A whole multiple of 2^-23: the 24 hashed bits, nothing rounded away.
+    const float scaled = v * 8388608.0f;
+    ASSERT_EQ(scaled, std::floor(scaled)) << "index " << i << ": " << v;
+    lowest = std::min(lowest, v);
+    highest = std::max(highest, v);
+    sum += v;
+  }
+  EXPECT_LT(lowest, -0.999f);
+  EXPECT_GT(highest, 0.999f);
+  EXPECT_NEAR(sum / 100000, 0.0, 0.01);
+  for (const auto& [lo, hi] : {std::pair{-10.0f, 10.0f}, std::pair{0.0f, 1.0f},
+                               std::pair{100.0f, 100.5f}, std::pair{-3.0f, -2.0f}}) {
+    for (std::uint64_t i = 0; i < 20000; ++i) {
+      const float v = course::hashed_float(i, 5, lo, hi);
+      ASSERT_GE(v, lo) << i;
+      ASSERT_LT(v, hi) << i;
+    }
+  }
 }
 
 TEST(CompareExact, ReportsFirstMismatchesWithIndex) {

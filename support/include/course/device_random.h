@@ -32,7 +32,11 @@ __host__ __device__ inline unsigned hashed_uint(std::uint64_t index, std::uint64
 __host__ __device__ inline float hashed_float(std::uint64_t index, std::uint64_t seed,
                                               float lo = -1.0f, float hi = 1.0f) {
   const float unit = static_cast<float>(hash_index(index, seed) >> 40) * (1.0f / 16777216.0f);
-  return lo + (hi - lo) * unit;
+  // In double the product of two floats is exact, so a compiler that fuses the multiply and
+  // the add (nvcc does by default) gives the same bits as one that does not: host and device
+  // agree for any range, not only for ranges where the float product happens to be exact.
+  return static_cast<float>(static_cast<double>(lo) +
+                            static_cast<double>(hi - lo) * static_cast<double>(unit));
 }
 
 // data[i] = hashed_*(i, seed) for i in [0, n), enqueued on `stream`; n = 0 does nothing.
