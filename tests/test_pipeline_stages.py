@@ -153,6 +153,17 @@ def test_benchmark_full_marks(grader_for):
     assert "full marks at 0.80x" in metric.message
 
 
+def test_benchmark_stage_measures_but_awards_nothing(grader_for):
+    ex = vector_add()
+    g = grader_for(ex)
+    binary = fake_bench(g.options.build_dir / "vector_add_bench", bench_data(550, 1000))
+    stage = benchmark.run(g.options, ex, binary)
+    assert stage.status == "passed" and stage.points == 0
+    [metric] = stage.metrics
+    assert metric.ratio == pytest.approx(0.55) and metric.points == 0 and metric.message == ""
+    assert metric.max_points == 40
+
+
 def test_benchmark_partial_points_with_hint(grader_for):
     stage = bench(grader_for, bench_data(550, 1000))
     assert stage.status == "failed"

@@ -1,4 +1,4 @@
-"""grader.render: terminal table, JSON (round trip through model.Report.from_dict), JUnit XML."""
+"""grader.render: terminal table, JSON (read back by model.Report.from_dict), JUnit XML."""
 
 from __future__ import annotations
 
@@ -10,52 +10,7 @@ import pytest
 
 from grader import cli, model, render
 from grader.errors import GraderError
-
-
-def sample_report() -> model.Report:
-    C, S = model.CaseResult, model.StageResult
-    metric = model.Metric("bandwidth", "d", "vector_add", "copy", 550.0, 1000.0, "GB/s", 0.55,
-                          0.8, 0.3, 20.0, 40.0, "0.55x copy; full marks at 0.80x")
-    passed = model.ExerciseResult(
-        "ch01_a/one", "one", "ch01_a", "One", model.ExerciseStatus.PASSED, 100.0, 100.0, "full marks", [
-            S("build", "passed"),
-            S("tests", "passed", 60, 60, 1.5, "all 2 cases passed",
-              cases=[C("S.a", "passed", "", 1.0), C("S.b", "passed", "", 2.0)],
-              details={"passed": 2, "total": 2}),
-            S("benchmark", "passed", 40, 40, metrics=[dataclass_copy(metric, ratio=0.9,
-                                                                       points=40.0)])])
-    partial = model.ExerciseResult(
-        "ch01_a/two", "two", "ch01_a", "Two", model.ExerciseStatus.PARTIAL, 80.0, 100.0, "bandwidth: slow", [
-            S("build", "passed"),
-            S("tests", "passed", 60, 60, cases=[C("S.a", "passed")],
-              details={"passed": 1, "total": 1}),
-            S("sanitizer", "passed", message="memcheck: clean"),
-            S("benchmark", "failed", 20, 40, message="bandwidth: 0.55x", metrics=[metric])])
-    crashed = model.ExerciseResult(
-        "ch02_b/three", "three", "ch02_b", "Three", model.ExerciseStatus.CRASHED, 20.0, 60.0,
-        "crashed with SIGSEGV while running S.c", [
-            S("build", "passed"),
-            S("tests", "crashed", 20, 60, message="crashed with SIGSEGV while running S.c",
-              output="[ RUN      ] S.c\n",
-              cases=[C("S.a", "passed"), C("S.b", "failed", "expected 1, got nan"),
-                     C("S.c", "crashed", "crashed with SIGSEGV"), C("S.d", "not_run")],
-              details={"passed": 1, "total": 4})])
-    compile_error = model.ExerciseResult(
-        "ch02_b/four", "four", "ch02_b", "Four", model.ExerciseStatus.COMPILE_ERROR, 0.0, 50.0,
-        "compilation failed", [S("build", "failed", message="compilation failed; the "
-                                 "compiler said:", output="FAILED: four.cu.o\nerror: x")])
-    missing = model.ExerciseResult("ch02_b/five", "five", "ch02_b", "Five",
-                                   model.ExerciseStatus.NOT_SUBMITTED, 0.0, 40.0, "not submitted: five.cu")
-    return model.Report(submission="/tmp/sub", seed=42, started_at="2025-01-01T00:00:00+00:00",
-                        finished_at="2025-01-01T00:01:00+00:00", grader_version="1",
-                        gpu=model.GpuInfo("Fake GPU", "9.0", "555", 80000), host="h",
-                        options={"build_only": False},
-                        exercises=[passed, partial, crashed, compile_error, missing])
-
-
-def dataclass_copy(obj, **changes):
-    import dataclasses
-    return dataclasses.replace(obj, **changes)
+from helpers import sample_report
 
 
 def test_totals():

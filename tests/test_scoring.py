@@ -1,10 +1,14 @@
-"""grader.scoring."""
+"""grader.scoring: points from passed cases and ratios, and the exercise's verdict."""
 
 import math
 
 import pytest
 
+from grader import scoring
+from grader.model import ExerciseStatus, StageResult, StageStatus
 from grader.scoring import correctness_points, performance_points
+from grader.stages import benchmark
+from helpers import vector_add
 
 
 @pytest.mark.parametrize("ratio, expected", [
@@ -24,3 +28,155 @@ def test_performance_points_is_monotonic():
     (0, 0, 0.0), (0, 4, 0.0), (1, 4, 15.0), (3, 4, 45.0), (4, 4, 60.0), (5, -1, 0.0)])
 def test_correctness_points(passed, total, expected):
     assert correctness_points(passed, total, 60) == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------ verdicts (scoring.grade)
+# Stage results as the stages return them (no points yet), for vector_add: 60 correctness
+# points over the cases, 40 performance points for bandwidth (full at 0.80x, none at 0.30x).
+
+EX = vector_add()
+
+
+def built(status=StageStatus.PASSED, message=""):
+    return StageResult("build", status, message=message)
+
+
+def ran_tests(passed=4, total=4, status=None, message=None):
+    if status is None:
+        status = StageStatus.PASSED if passed == total else StageStatus.FAILED
+    if message is None:
+        message = f"all {passed} cases passed" if passed == total else \
+            f"{passed} of {total} cases passed"
+    return StageResult("tests", status, message=message,
+                       details={"passed": passed, "total": total})
+
+
+def sanitized(status=StageStatus.PASSED, message="memcheck: clean"):
+    return StageResult("sanitizer", status, message=message)
+
+
+def benchmarked(rate=900.0, baseline=1000.0, status=StageStatus.PASSED, problem=""):
+    measurements = {"vector_add": {"name": "vector_add", "valid": True, "rate": rate,
+                                   "unit": "GB/s"},
+                    "copy": {"name": "copy", "valid": True, "rate": baseline, "unit": "GB/s"}}
+    stage = StageResult("benchmark", status, message=problem)
+    stage.metrics = [benchmark.metric(perf, measurements, problem) for perf in EX.performance]
+    return stage
+
+
+def test_verdict_compile_error():
+    r = scoring.grade(EX, [built(StageStatus.FAILED, "compilation failed; the compiler said:")])
+    assert r.status is ExerciseStatus.COMPILE_ERROR
+    assert r.message == "compilation failed; the compiler said"
+    assert r.score == 0 and r.max_score == 100
+    assert [s.name for s in r.stages] == ["build"]
+
+
+def test_verdict_build_timed_out_is_a_compile_error():
+    r = scoring.grade(EX, [built(StageStatus.TIMED_OUT, "the build timed out")])
+    assert r.status is ExerciseStatus.COMPILE_ERROR and r.message == "the build timed out"
+
+
+def test_verdict_timed_out_tests():
+    message = "timed out after 60 s while running S.b (a kernel that never finishes, ...)"
+    tests = ran_tests(1, 4, StageStatus.TIMED_OUT, message)
+    bench = benchmark.not_run("not run: the exercise must pass its tests and the sanitizer first")
+    r = scoring.grade(EX, [built(), tests, bench])
+    assert r.status is ExerciseStatus.TIMED_OUT
+    assert r.message == message
+    assert tests.points == 15 and tests.max_points == 60
+    assert bench.points == 0 and bench.max_points == 40 and bench.status is StageStatus.SKIPPED
+    assert r.score == 15
+
+
+@pytest.mark.parametrize("stage_status", [StageStatus.CRASHED, StageStatus.EXITED_EARLY])
+def test_verdict_run_that_died(stage_status):
+    r = scoring.grade(EX, [built(), ran_tests(2, 4, stage_status, "it died"), sanitized()])
+    assert r.status == stage_status and r.message == "it died" and r.score == 30
+
+
+def test_verdict_sanitizer_failure_voids_correctness():
+    tests = ran_tests()
+    r = scoring.grade(EX, [built(), tests,
+                           sanitized(StageStatus.FAILED, "memcheck found 2 errors"),
+                           benchmark.not_run("not run: the exercise must pass its tests and "
+                                             "the sanitizer first")])
+    assert r.status is ExerciseStatus.FAILED
+    assert r.message == "sanitizer: memcheck found 2 errors"
+    assert tests.points == 0 and tests.max_points == 60
+    assert tests.message == "all 4 cases passed; 60 points voided by the sanitizer's findings"
+    assert r.score == 0
+
+
+def test_verdict_sanitizer_failure_after_a_crash_keeps_the_crash():
+    tests = ran_tests(1, 4, StageStatus.CRASHED, "crashed with SIGSEGV while running S.b")
+    r = scoring.grade(EX, [built(), tests, sanitized(StageStatus.FAILED, "memcheck found 1 error")])
+    assert r.status is ExerciseStatus.CRASHED
+    assert r.message == ("crashed with SIGSEGV while running S.b; 15 points voided by the "
+                         "sanitizer's findings")
+    assert r.score == 0
+
+
+def test_verdict_failing_cases_share_the_points():
+    r = scoring.grade(EX, [built(), ran_tests(3, 4), sanitized()])
+    assert r.status is ExerciseStatus.FAILED and r.message == "tests: 3 of 4 cases passed"
+    assert r.score == 45
+
+
+@pytest.mark.parametrize("status", [StageStatus.SKIPPED, StageStatus.ERROR])
+def test_verdict_sanitizer_that_checked_nothing_does_not_fail(status):
+    stages = [built(), ran_tests(), sanitized(status, "could not run"), benchmarked()]
+    assert scoring.correct(stages)
+    r = scoring.grade(EX, stages)
+    assert r.status is ExerciseStatus.PASSED and r.score == 100
+
+
+def test_verdict_partial_performance():
+    bench = benchmarked(rate=550.0)
+    r = scoring.grade(EX, [built(), ran_tests(), sanitized(), bench])
+    assert r.status is ExerciseStatus.PARTIAL
+    [metric] = bench.metrics
+    assert metric.points == pytest.approx(20.0) and metric.max_points == 40
+    assert metric.message.startswith("0.55x copy; full marks at 0.80x, none at 0.30x. Try: ")
+    assert bench.status is StageStatus.FAILED and bench.points == pytest.approx(20.0)
+    assert r.message == bench.message == f"bandwidth: {metric.message}"
+    assert r.score == pytest.approx(80.0)
+
+
+def test_verdict_benchmark_problem_gives_no_performance_points():
+    bench = benchmarked(status=StageStatus.CRASHED,
+                        problem="the benchmark killed by SIGSEGV without finishing its report")
+    r = scoring.grade(EX, [built(), ran_tests(), sanitized(), bench])
+    assert r.status is ExerciseStatus.PARTIAL and r.score == 60
+    assert bench.status is StageStatus.CRASHED
+    assert r.message == "bandwidth: the benchmark killed by SIGSEGV without finishing its report"
+
+
+def test_verdict_full_marks():
+    bench = benchmarked(rate=900.0)
+    tests = ran_tests()
+    r = scoring.grade(EX, [built(), tests, sanitized(), bench])
+    assert r.status is ExerciseStatus.PASSED and r.message == "full marks"
+    assert r.score == r.max_score == 100
+    assert tests.points == 60 and bench.points == 40 and bench.status is StageStatus.PASSED
+    assert bench.metrics[0].message == "0.90x copy (full marks at 0.80x)"
+
+
+def test_verdict_without_benchmark_is_partial():
+    r = scoring.grade(EX, [built(), ran_tests(), benchmark.not_run("not run (--no-benchmark)")])
+    assert r.status is ExerciseStatus.PARTIAL and r.score == 60
+    assert r.message == "not run (--no-benchmark)"
+
+
+def test_verdict_tests_skipped_without_gpu():
+    tests = ran_tests(0, 0, StageStatus.SKIPPED, "no GPU available to run the tests")
+    r = scoring.grade(EX, [built(), tests])
+    assert r.status is ExerciseStatus.SKIPPED and r.message == tests.message and r.score == 0
+
+
+def test_verdict_not_submitted_and_not_run(tmp_path):
+    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    assert r.status is ExerciseStatus.NOT_SUBMITTED and r.stages == []
+    assert r.message == f"not submitted: vector_add.cu not found in {tmp_path}"
+    r = scoring.not_run(EX, [built()], "compiled (--build-only: not run)")
+    assert r.status is ExerciseStatus.SKIPPED and r.score == 0 and r.max_score == 100
