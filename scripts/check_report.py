@@ -2,27 +2,31 @@
 exercise did not compile or was not submitted, naming each."""
 
 import argparse
-import json
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from grader.errors import GraderError  # noqa: E402
+from grader.model import Report, StageStatus  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("report")
 parser.add_argument("--all-compiled", action="store_true")
 args = parser.parse_args()
 try:
-    with open(args.report, encoding="utf-8") as f:
-        data = json.load(f)
-except (OSError, json.JSONDecodeError) as error:
-    sys.exit(f"check_report: cannot read {args.report}: {error}")
+    report = Report.load(Path(args.report))
+except GraderError as error:
+    sys.exit(f"check_report: {error}")
 bad = []
 if args.all_compiled:
-    for ex in data["exercises"]:
-        build = next((s for s in ex["stages"] if s["name"] == "build"), None)
-        if build is None or build["status"] != "passed":
-            bad.append(f"{ex['key']}: {ex['status']} {ex['message']}")
-            if build and build.get("output"):
-                bad.append(build["output"])
-print(f"{args.report}: {len(data['exercises'])} exercises, "
+    for ex in report.exercises:
+        build = ex.stage("build")
+        if build is None or build.status != StageStatus.PASSED:
+            bad.append(f"{ex.key}: {ex.status} {ex.message}")
+            if build and build.output:
+                bad.append(build.output)
+print(f"{args.report}: {len(report.exercises)} exercises, "
       f"{'all compiled' if not bad else 'problems:'}")
 for line in bad:
     print("  " + line)

@@ -1,0 +1,121 @@
+"""scripts/summarize.py, check_report.py and measured_table.py on small reports, run as
+'python3 scripts/x.py REPORT.json' is."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from grader import model, render
+from helpers import PYTHON, ROOT, sample_report
+
+MEASUREMENTS = [
+    {"name": "vector_add", "median_ms": 0.1234, "rate": 550.04, "unit": "GB/s", "valid": True},
+    {"name": "copy", "median_ms": 0.0678, "rate": 1000.0, "unit": "GB/s", "valid": True},
+    {"name": "broken", "median_ms": 1.0, "rate": 1.0, "unit": "GB/s", "valid": False}]
+
+
+def script(name, *args):
+    return subprocess.run([PYTHON, str(ROOT / "scripts" / f"{name}.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+
+
+@pytest.fixture
+def report_path(tmp_path):
+    """sample_report() with benchmark measurements, written as the grader writes it."""
+    report = sample_report()
+    report.exercises[1].stage("benchmark").details["measurements"] = MEASUREMENTS
+    path = tmp_path / "run1.json"
+    render.write_json(report, path)
+    return path
+
+
+def test_summarize(report_path, tmp_path):
+    other = sample_report()
+    other.exercises = other.exercises[:1]
+    other.exercises[0].score = 33.3333
+    render.write_json(other, tmp_path / "run2.json")
+    r = script("summarize", report_path, tmp_path / "run2.json")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == """\
+run1  one    passed         2/2  100/100      bandwidth=0.90
+run1  two    partial        1/1  80/100       bandwidth=0.55
+run1  three  crashed        1/4  20/60
+run1  four   compile_error  -    0/50
+run1  five   not_submitted  -    0/40
+run1  TOTAL                      200/350      57.1%
+run2  one    passed         2/2  33.3333/100  bandwidth=0.90
+run2  TOTAL                      33.333/100   33.3%
+"""
+
+
+def test_summarize_bad_report(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"exercises": 1}')
+    r = script("summarize", path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == f"summarize: report {path}: not a grader report " \
+        "('int' object is not iterable)"
+
+
+def test_check_report_all_compiled(report_path):
+    r = script("check_report", report_path, "--all-compiled")
+    assert r.returncode == 1
+    assert r.stdout == f"""\
+{report_path}: 5 exercises, problems:
+  ch02_b/four: compile_error compilation failed
+  FAILED: four.cu.o
+error: x
+  ch02_b/five: not_submitted not submitted: five.cu
+"""
+
+
+def test_check_report_passes(report_path, tmp_path):
+    r = script("check_report", report_path)
+    assert r.returncode == 0 and r.stdout == f"{report_path}: 5 exercises, all compiled\n"
+    report = model.Report.load(report_path)
+    report.exercises = report.exercises[:3]
+    path = tmp_path / "compiled.json"
+    render.write_json(report, path)
+    r = script("check_report", path, "--all-compiled")
+    assert r.returncode == 0 and r.stdout == f"{path}: 3 exercises, all compiled\n"
+
+
+def test_check_report_missing_file(tmp_path):
+    r = script("check_report", tmp_path / "none.json", "--all-compiled")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == f"check_report: report {tmp_path / 'none.json'} does not exist\n"
+
+
+def test_measured_table(report_path):
+    r = script("measured_table", report_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == """\
+Measured on an Fake GPU (compute capability 9.0, driver 555), grader run of 2025-01-01, \
+seed 42: medians of event-timed repeats, L2 flushed between repeats.
+
+| exercise | measurement | median (ms) | rate |
+| --- | --- | ---: | ---: |
+| two | vector_add | 0.123 | 550.0 GB/s |
+| two | copy | 0.068 | 1000.0 GB/s |
+
+| exercise | graded ratio | value | full marks at | no marks at |
+| --- | --- | ---: | ---: | ---: |
+| one | vector_add / copy | 0.90 | 0.8 | 0.3 |
+| two | vector_add / copy | 0.55 | 0.8 | 0.3 |
+"""
+
+
+def test_measured_table_chapter_skip_and_no_gpu(report_path):
+    report = model.Report.load(report_path)
+    report.gpu = None
+    render.write_json(report, report_path)
+    r = script("measured_table", report_path, "--chapter", "ch01", "--skip", "^cop")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Measured on an ? (compute capability ?, driver ?)")
+    assert "| two | vector_add | 0.123 | 550.0 GB/s |" in lines
+    assert not any("| copy |" in line for line in lines)
+    r = script("measured_table", report_path, "--chapter", "ch02")
+    assert "| exercise | graded ratio" not in r.stdout and "| two |" not in r.stdout
