@@ -3,13 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-
 // C = A + B with one thread per element and the given block shape; the grid is
 // ceil(nx / block.x) x ceil(ny / block.y), so ny must stay within 65535 * block.y.
 void matrix_sum_2d_with_block(const float* a, const float* b, float* c, int nx, int ny,
                               dim3 block, cudaStream_t stream);
-
-// data[i] = a float in [-1, 1) derived from (i, seed), generated on the device.
-void fill_hashed_floats(float* data, std::size_t n, std::uint32_t seed, cudaStream_t stream);

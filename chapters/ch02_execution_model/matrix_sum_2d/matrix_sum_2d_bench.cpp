@@ -10,6 +10,7 @@
 
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 #include "matrix_sum_2d_baseline.h"
 
@@ -19,8 +20,8 @@ void course::run_benchmark(course::Benchmark& bench) {
   const double bytes = 3.0 * sizeof(float) * static_cast<double>(count);
   auto rng = course::make_rng("matrix_sum_2d_bench");
   course::DeviceBuffer<float> a(count), b(count), c(count), reference(count);
-  fill_hashed_floats(a.data(), count, static_cast<std::uint32_t>(rng()), bench.stream());
-  fill_hashed_floats(b.data(), count, static_cast<std::uint32_t>(rng()), bench.stream());
+  course::fill_hashed(a.data(), count, rng(), bench.stream());
+  course::fill_hashed(b.data(), count, rng(), bench.stream());
   matrix_sum_2d_with_block(a.data(), b.data(), reference.data(), nx, ny, dim3(32, 8),
                            bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));

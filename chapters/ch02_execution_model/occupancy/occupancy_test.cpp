@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "course/device.h"
 #include "course/testing.h"
 
 namespace {
@@ -92,12 +93,11 @@ TEST(LaunchConfig, SmallInputsRunWithoutIdleBlocks) {
 
 TEST(LaunchConfig, LargeInputsFillEverySm) {
   int device = 0;
-  int sms = 0;
   int threads_per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
                                     device));
+  const int sms = course::sm_count();
   const int n = (1 << 24) + 3;
   const LaunchConfig config = check_config_runs(n);
   EXPECT_GE(config.grid, sms) << "a grid smaller than the number of SMs leaves SMs idle";

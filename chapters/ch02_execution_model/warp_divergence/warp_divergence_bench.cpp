@@ -3,10 +3,9 @@
 // a speedup close to 2.
 #include "warp_divergence.h"
 
-#include <cstdint>
-
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 #include "warp_divergence_baseline.h"
 
@@ -14,7 +13,7 @@ void course::run_benchmark(course::Benchmark& bench) {
   const int n = 1 << 26;
   auto rng = course::make_rng("warp_divergence_bench");
   course::DeviceBuffer<unsigned> in(n), reference(n), out(n);
-  fill_hashed_uints(in.data(), n, static_cast<std::uint32_t>(rng()), bench.stream());
+  course::fill_hashed(in.data(), n, rng(), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
 
   reference.fill_bytes(course::kPoisonByte);

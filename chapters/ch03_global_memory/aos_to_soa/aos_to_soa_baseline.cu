@@ -1,9 +1,12 @@
 // The array-of-structures drift the SoA version is measured against.
-#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "aos_to_soa.h"
+#include "aos_to_soa_common.h"
 #include "course/check.h"
+#include "course/device_fill.cuh"
+#include "course/device_random.h"
 
 __global__ void drift_aos_baseline_kernel(Particle* __restrict__ p, float dt, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -21,25 +24,21 @@ void drift_aos_baseline(Particle* aos, float dt, int n, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// Benchmark inputs generated on the device: a hash of (seed, index) mapped to [-10, 10).
-__global__ void fill_particles_hash_kernel(Particle* p, int n, unsigned long long seed) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  float* f = reinterpret_cast<float*>(&p[i]);
-  for (int k = 0; k < 8; ++k) {
-    unsigned long long h = seed ^ (static_cast<unsigned long long>(i) * 8 + k);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    f[k] = static_cast<float>(h >> 40) * (20.0f / 16777216.0f) - 10.0f;
-  }
-}
+namespace {
 
-void fill_particles_hash(Particle* p, int n, unsigned long long seed, cudaStream_t stream) {
-  if (n <= 0) return;
-  const int threads = 256;
-  fill_particles_hash_kernel<<<(n + threads - 1) / threads, threads, 0, stream>>>(p, n, seed);
-  CUDA_CHECK_LAUNCH();
+// Field k of particle i is hashed_float(8 i + k): every field of every particle is drawn
+// independently, as if the particles were one array of floats.
+struct HashedParticle {
+  std::uint64_t seed;
+  __device__ Particle operator()(std::size_t i) const {
+    float f[8];
+    for (int k = 0; k < 8; ++k) f[k] = course::hashed_float(8 * i + k, seed, -10.0f, 10.0f);
+    return {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]};
+  }
+};
+
+}  // namespace
+
+void fill_particles_hash(Particle* p, int n, std::uint64_t seed, cudaStream_t stream) {
+  if (n > 0) course::fill_by_index(p, static_cast<std::size_t>(n), stream, HashedParticle{seed});
 }

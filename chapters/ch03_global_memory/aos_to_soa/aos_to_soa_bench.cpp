@@ -8,6 +8,7 @@
 // with the host reference for one drift.
 #include "aos_to_soa.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ void poison_and_convert(SoABuffers& soa, const Particle* aos, int n, cudaStream_
 void course::run_benchmark(course::Benchmark& bench) {
   const int n = 1 << 25;  // 1 GiB as AoS, far beyond the L2
   const double bytes = 24.0 * n;
-  const unsigned long long seed = course::make_rng("aos_to_soa_bench")();
+  const std::uint64_t seed = course::make_rng("aos_to_soa_bench")();
   const cudaStream_t stream = bench.stream();
   course::DeviceBuffer<Particle> aos(n);
   // Regenerates the original particles (the fill is a pure function of seed and index).

@@ -1,6 +1,7 @@
 // Course helpers for the aos_to_soa tests and benchmark.
 #pragma once
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -9,8 +10,9 @@
 
 std::vector<Particle> random_particles(int n, std::mt19937_64& rng);
 
-// Device-side fill for the benchmark's large inputs (aos_to_soa_baseline.cu).
-void fill_particles_hash(Particle* p, int n, unsigned long long seed, cudaStream_t stream);
+// Device-side fill for the benchmark's large inputs (aos_to_soa_baseline.cu): every field a
+// course::hashed_float in [-10, 10).
+void fill_particles_hash(Particle* p, int n, std::uint64_t seed, cudaStream_t stream);
 
 // Eight device arrays owned together, viewed as a ParticlesSoA.
 class SoABuffers {

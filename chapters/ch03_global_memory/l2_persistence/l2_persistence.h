@@ -39,5 +39,3 @@ void disable_persistence(cudaStream_t stream);
 void hot_stream_sum(const float4* big, std::size_t n_big, const float* hot, std::size_t n_hot,
                     int loads_per_gather, int sweeps, float* partial, int blocks,
                     cudaStream_t stream);
-// Device-side seeded fill of n floats in [-1, 1).
-void fill_hash(float* data, std::size_t n, unsigned long long seed, cudaStream_t stream);

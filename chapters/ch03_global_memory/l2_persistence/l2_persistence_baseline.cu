@@ -1,4 +1,4 @@
-// Course-owned GPU code for l2_persistence: the hot + streaming workload and an input fill.
+// Course-owned GPU code for l2_persistence: the hot + streaming workload.
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
@@ -63,23 +63,5 @@ void hot_stream_sum(const float4* big, std::size_t n_big, const float* hot, std:
   const int loads = std::max(loads_per_gather, 1);
   hot_stream_sum_kernel<<<blocks, 256, 0, stream>>>(big, n_big, hot, n_sectors,
                                                     scatter % n_sectors, loads, sweeps, partial);
-  CUDA_CHECK_LAUNCH();
-}
-
-__global__ void fill_hash_kernel(float* data, std::size_t n, unsigned long long seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    unsigned long long h = seed ^ i;  // splitmix64 finaliser
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-    data[i] = static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
-
-void fill_hash(float* data, std::size_t n, unsigned long long seed, cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hash_kernel<<<4096, 256, 0, stream>>>(data, n, seed);
   CUDA_CHECK_LAUNCH();
 }

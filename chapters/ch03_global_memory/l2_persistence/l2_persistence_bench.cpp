@@ -20,6 +20,7 @@
 
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 namespace {
@@ -84,8 +85,8 @@ void course::run_benchmark(course::Benchmark& bench) {
 
   course::DeviceBuffer<float> hot(n_hot), big(4 * n_big), plain(blocks), windowed(blocks);
   auto rng = course::make_rng("l2_persistence_bench");
-  fill_hash(hot.data(), hot.size(), rng(), nullptr);
-  fill_hash(big.data(), big.size(), rng(), nullptr);
+  course::fill_hashed(hot.data(), hot.size(), rng(), nullptr);
+  course::fill_hashed(big.data(), big.size(), rng(), nullptr);
   plain.fill_bytes(course::kPoisonByte);
   windowed.fill_bytes(course::kPoisonByte);
   CUDA_CHECK(cudaDeviceSynchronize());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "course/device_random.h"
 #include "course/testing.h"
 
 namespace {
@@ -101,8 +102,8 @@ TEST(L2Persistence, WorkloadResultUnchangedByTheWindow) {
   const int blocks = 64;
   course::DeviceBuffer<float> hot(n_hot), big(4 * n_big), a(blocks), b(blocks);
   auto rng = course::testing::case_rng();
-  fill_hash(hot.data(), hot.size(), rng(), nullptr);
-  fill_hash(big.data(), big.size(), rng(), nullptr);
+  course::fill_hashed(hot.data(), hot.size(), rng(), nullptr);
+  course::fill_hashed(big.data(), big.size(), rng(), nullptr);
   a.fill_bytes(course::kPoisonByte);
   b.fill_bytes(course::kPoisonByte);
   CUDA_CHECK(cudaDeviceSynchronize());

@@ -29,5 +29,3 @@ void transpose_unrolled(const float* in, float* out, int nx, int ny, cudaStream_
 void transpose_diagonal(const float* in, float* out, int nx, int ny, cudaStream_t stream);
 
 void transpose_naive_baseline(const float* in, float* out, int nx, int ny, cudaStream_t stream);
-// Fills n floats with a hash of (seed, index) in [-1, 1), on the device (benchmark inputs).
-void fill_hash(float* data, std::size_t n, unsigned long long seed, cudaStream_t stream);

@@ -5,6 +5,7 @@
 
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 void course::run_benchmark(course::Benchmark& bench) {
@@ -13,7 +14,7 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t n = static_cast<std::size_t>(nx) * ny;
   const double bytes = 2.0 * sizeof(float) * n;
   course::DeviceBuffer<float> in(n), out(n);
-  fill_hash(in.data(), n, course::make_rng("transpose_global_bench")(), nullptr);
+  course::fill_hashed(in.data(), n, course::make_rng("transpose_global_bench")(), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   bench.copy_ceiling(n * sizeof(float));

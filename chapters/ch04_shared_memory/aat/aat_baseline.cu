@@ -1,5 +1,7 @@
 #include "aat_baseline.h"
 
+#include <cstddef>
+
 #include "course/check.h"
 
 namespace {
@@ -41,19 +43,6 @@ __global__ void tiled_unpadded_kernel(const float* __restrict__ a, float* __rest
   if (i < m && j < m) c[static_cast<std::size_t>(i) * m + j] = sum;
 }
 
-__global__ void fill_hash_kernel(float* data, std::size_t n, std::uint64_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    // splitmix64 of (seed, index): cheap, well mixed, reproducible.
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    data[i] = static_cast<float>(static_cast<std::uint32_t>(z >> 40)) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
-
 dim3 grid_for(int m) { return dim3((m + kTile - 1) / kTile, (m + kTile - 1) / kTile); }
 
 }  // namespace
@@ -67,11 +56,5 @@ void aat_naive(const float* a, float* c, int m, int k, cudaStream_t stream) {
 void aat_tiled_unpadded(const float* a, float* c, int m, int k, cudaStream_t stream) {
   if (m <= 0) return;
   tiled_unpadded_kernel<<<grid_for(m), dim3(kTile, kTile), 0, stream>>>(a, c, m, k);
-  CUDA_CHECK_LAUNCH();
-}
-
-void aat_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hash_kernel<<<1024, 256, 0, stream>>>(data, n, seed);
   CUDA_CHECK_LAUNCH();
 }

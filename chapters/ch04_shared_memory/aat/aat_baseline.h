@@ -3,9 +3,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-
 // One thread per element of C reading A straight from global memory: A[i][l] is the same word
 // for a warp, but A[j][l] for j = 32 consecutive threads is 32 addresses k floats apart, a
 // strided access that uses 4 bytes of every 32-byte sector it fetches.
@@ -13,5 +10,3 @@ void aat_naive(const float* a, float* c, int m, int k, cudaStream_t stream);
 // The shared-memory version with an unpadded 32 x 32 transposed tile: coalesced global reads,
 // but storing a column of the tile is a 32-way bank conflict.
 void aat_tiled_unpadded(const float* a, float* c, int m, int k, cudaStream_t stream);
-// Fills data[0, n) with hashed values in [-1, 1): big inputs without a huge host draw.
-void aat_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream);

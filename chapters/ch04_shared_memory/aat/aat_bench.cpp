@@ -6,6 +6,7 @@
 #include "aat_baseline.h"
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 void course::run_benchmark(course::Benchmark& bench) {
@@ -17,7 +18,7 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t c_n = static_cast<std::size_t>(m) * m;
   const double flops = 2.0 * static_cast<double>(c_n) * k;
   course::DeviceBuffer<float> a(a_n), c(c_n);
-  aat_fill_hash(a.data(), a_n, course::run_seed(), bench.stream());
+  course::fill_hashed(a.data(), a_n, course::run_seed(), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   const course::CompareOptions options{{static_cast<std::size_t>(m), static_cast<std::size_t>(m)},
                                        "C"};

@@ -4,6 +4,7 @@
 
 #include "async_copy.h"
 #include "course/check.h"
+#include "course/device.h"
 
 namespace {
 
@@ -38,34 +39,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void fill_hash_kernel(float* data, std::size_t n, std::uint64_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    // splitmix64 of (seed, index): cheap, well mixed, reproducible.
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    data[i] = static_cast<float>(static_cast<std::uint32_t>(z >> 40)) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
-
 }  // namespace
 
 void async_copy_sync_tiles(const float* in, float* out, int n, cudaStream_t stream) {
   if (n <= 0) return;
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const int num_tiles = (n + kTile - 1) / kTile;
-  const int blocks = std::min(num_tiles, sms * 4);
+  const int blocks = std::min(num_tiles, course::sm_count() * 4);
   sync_tiles_kernel<<<blocks, kThreads, 0, stream>>>(in, out, n, num_tiles);
-  CUDA_CHECK_LAUNCH();
-}
-
-void async_copy_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hash_kernel<<<1024, 256, 0, stream>>>(data, n, seed);
   CUDA_CHECK_LAUNCH();
 }

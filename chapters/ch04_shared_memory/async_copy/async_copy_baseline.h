@@ -3,12 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-
 // The same stencil with synchronous staging: each block loops over tiles of 2048 outputs;
 // per tile its 256 threads load the tile and its halo into shared memory with ordinary loads,
 // __syncthreads(), compute, __syncthreads(). Four blocks per SM.
 void async_copy_sync_tiles(const float* in, float* out, int n, cudaStream_t stream);
-// Fills data[0, n) with hashed values in [-1, 1): big inputs without a huge host draw.
-void async_copy_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream);

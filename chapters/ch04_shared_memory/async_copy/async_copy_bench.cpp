@@ -6,13 +6,14 @@
 #include "async_copy_baseline.h"
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 void course::run_benchmark(course::Benchmark& bench) {
   const int n = 1 << 26;  // 256 MiB in and out: far beyond the L2
   const double bytes = 2.0 * sizeof(float) * static_cast<double>(n);
   course::DeviceBuffer<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-  async_copy_fill_hash(in.data(), n, course::run_seed(), bench.stream());
+  course::fill_hashed(in.data(), n, course::run_seed(), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   const course::CompareOptions options{{}, "out"};
   const course::Tolerance tolerance{1e-5, 1e-6};

@@ -1,5 +1,7 @@
 #include "bank_conflicts_baseline.h"
 
+#include <cstddef>
+
 #include "bank_conflicts.h"
 #include "course/check.h"
 
@@ -38,19 +40,6 @@ __global__ void gram_conflicted_kernel(const float* __restrict__ in, float* __re
     dst[(threadIdx.y + m * kBlockRows) * kRows + j] = acc[m];
 }
 
-__global__ void fill_hash_kernel(float* data, std::size_t n, std::uint64_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    // splitmix64 of (seed, index): cheap, well mixed, reproducible.
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    data[i] = static_cast<float>(static_cast<std::uint32_t>(z >> 40)) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
-
 }  // namespace
 
 void bank_conflicts_square_conflicted(const float* in, float* out, int tiles,
@@ -63,12 +52,5 @@ void bank_conflicts_square_conflicted(const float* in, float* out, int tiles,
 void bank_conflicts_rect_conflicted(const float* in, float* out, int tiles, cudaStream_t stream) {
   if (tiles <= 0) return;
   gram_conflicted_kernel<kBankRectCols><<<tiles, dim3(32, kBlockRows), 0, stream>>>(in, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void bank_conflicts_fill_hash(float* data, std::size_t n, std::uint64_t seed,
-                              cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hash_kernel<<<1024, 256, 0, stream>>>(data, n, seed);
   CUDA_CHECK_LAUNCH();
 }

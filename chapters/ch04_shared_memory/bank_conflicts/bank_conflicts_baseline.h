@@ -3,14 +3,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-
 // The same computation as bank_conflicts_square / _rect with an unpadded tile: every read of
 // T[j][k] by a warp (j = threadIdx.x) hits one bank 32 times.
 void bank_conflicts_square_conflicted(const float* in, float* out, int tiles,
                                       cudaStream_t stream);
 void bank_conflicts_rect_conflicted(const float* in, float* out, int tiles, cudaStream_t stream);
-// Fills data[0, n) with hashed values in [-1, 1): big inputs without a huge host draw.
-void bank_conflicts_fill_hash(float* data, std::size_t n, std::uint64_t seed,
-                              cudaStream_t stream);

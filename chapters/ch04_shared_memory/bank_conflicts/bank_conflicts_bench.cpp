@@ -10,6 +10,7 @@
 #include "bank_conflicts_baseline.h"
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 namespace {
@@ -22,7 +23,7 @@ void compare_pair(course::Benchmark& bench, const std::string& label, int tiles,
   const std::size_t out_n = static_cast<std::size_t>(tiles) * kBankTileRows * kBankTileRows;
   const double flops = 2.0 * static_cast<double>(out_n) * cols;
   course::DeviceBuffer<float> in(in_n), out(out_n);
-  bank_conflicts_fill_hash(in.data(), in_n, course::run_seed() + cols, bench.stream());
+  course::fill_hashed(in.data(), in_n, course::run_seed() + cols, bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
 
   const std::string base_name = label + "_conflicted";

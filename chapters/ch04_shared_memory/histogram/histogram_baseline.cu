@@ -3,6 +3,9 @@
 #include <cub/device/device_histogram.cuh>
 
 #include "course/check.h"
+#include "course/device.h"
+#include "course/device_fill.cuh"
+#include "course/device_random.h"
 
 namespace {
 
@@ -14,21 +17,18 @@ __global__ void global_atomics_kernel(const unsigned* __restrict__ in, std::size
     atomicAdd(&bins[in[i]], 1u);
 }
 
-__global__ void fill_kernel(unsigned* data, std::size_t n, unsigned num_bins, bool skewed,
-                            unsigned hot_bin, std::uint64_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    // splitmix64 of (seed, index): cheap, well mixed, reproducible.
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+struct BinOf {
+  std::uint64_t seed;
+  unsigned num_bins;
+  bool skewed;
+  unsigned hot_bin;
+  __device__ unsigned operator()(std::size_t i) const {
+    const std::uint64_t z = course::hash_index(i, seed);
     // The top 32 bits choose hot or not (9 in 10), the low 32 bits the uniform bin.
     const bool is_hot = skewed && static_cast<std::uint32_t>(z >> 32) % 10u != 0u;
-    data[i] = is_hot ? hot_bin : static_cast<unsigned>(static_cast<std::uint32_t>(z) % num_bins);
+    return is_hot ? hot_bin : static_cast<unsigned>(static_cast<std::uint32_t>(z) % num_bins);
   }
-}
+};
 
 }  // namespace
 
@@ -36,10 +36,7 @@ void histogram_global_atomics(const unsigned* in, std::size_t n, unsigned* bins,
                               cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(bins, 0, sizeof(unsigned) * num_bins, stream));
   if (n == 0) return;
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  global_atomics_kernel<<<sms * 8, 256, 0, stream>>>(in, n, bins);
+  global_atomics_kernel<<<course::sm_count() * 8, 256, 0, stream>>>(in, n, bins);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -60,8 +57,6 @@ void histogram_cub(const unsigned* in, std::size_t n, unsigned* bins, int num_bi
 
 void histogram_fill(unsigned* data, std::size_t n, int num_bins, bool skewed, unsigned hot_bin,
                     std::uint64_t seed, cudaStream_t stream) {
-  if (n == 0) return;
-  fill_kernel<<<1024, 256, 0, stream>>>(data, n, static_cast<unsigned>(num_bins), skewed,
-                                        hot_bin, seed);
-  CUDA_CHECK_LAUNCH();
+  course::fill_by_index(data, n, stream,
+                        BinOf{seed, static_cast<unsigned>(num_bins), skewed, hot_bin});
 }

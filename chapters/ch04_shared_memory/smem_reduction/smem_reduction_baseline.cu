@@ -28,13 +28,6 @@ __global__ void __launch_bounds__(kThreads)
   if (t == 0) atomicAdd(out, static_cast<unsigned long long>(slice[0]));
 }
 
-__global__ void fill_hashed_kernel(int* data, std::size_t n, std::uint32_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride)
-    data[i] = smem_reduction_hashed_int(i, seed);
-}
-
 int blocks_for(int n) { return (n + 2 * kThreads - 1) / (2 * kThreads); }
 
 }  // namespace
@@ -63,11 +56,4 @@ std::size_t smem_reduction_cub_temp_bytes(int n) {
 void smem_reduction_cub(const int* in, int n, long long* out, void* temp, std::size_t temp_bytes,
                         cudaStream_t stream) {
   CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream));
-}
-
-void smem_reduction_fill_hashed(int* data, std::size_t n, std::uint32_t seed,
-                                cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hashed_kernel<<<1024, 256, 0, stream>>>(data, n, seed);
-  CUDA_CHECK_LAUNCH();
 }

@@ -3,15 +3,9 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
-
 // A copy with the same launch shape as the tiled transpose (32x8 threads per 32x32 tile,
 // four elements per thread, coalesced reads and writes): the fair ceiling for a transpose.
 void transpose_shared_copy_same_shape(const float* in, float* out, int rows, int cols,
                                       cudaStream_t stream);
 // One element per thread, reads coalesced, writes strided by `rows`: what tiling fixes.
 void transpose_shared_naive(const float* in, float* out, int rows, int cols, cudaStream_t stream);
-// Fills data[0, n) with hashed values in [-1, 1): big inputs without a huge host draw.
-void transpose_shared_fill_hash(float* data, std::size_t n, std::uint64_t seed,
-                                cudaStream_t stream);

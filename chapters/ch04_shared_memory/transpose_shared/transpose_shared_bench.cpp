@@ -7,6 +7,7 @@
 
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 #include "transpose_shared_baseline.h"
 #include "transpose_shared_reference.h"
@@ -16,7 +17,7 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   const double bytes = 2.0 * sizeof(float) * static_cast<double>(n);
   course::DeviceBuffer<float> in(n), out(n);
-  transpose_shared_fill_hash(in.data(), n, course::run_seed(), bench.stream());
+  course::fill_hashed(in.data(), n, course::run_seed(), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   const auto in_host = in.download();
 
