@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "course/check.h"
+#include "course/device.h"
 
 __global__ void warp_uniform_kernel(const unsigned* __restrict__ in, unsigned* __restrict__ out,
                                     int n) {
@@ -18,6 +19,7 @@ void warp_uniform_branches(const unsigned* in, unsigned* out, int n, cudaStream_
   if (n <= 0) return;
   // TODO: Launch warp_uniform_kernel with a block size that is a multiple of 32
   //       (so each hardware warp is one of the kernel's warps) and enough blocks for every
-  //       64-element chunk or to fill the GPU, on `stream`; check the launch.
+  //       64-element chunk or to fill the GPU (a few blocks for each of the
+  //       course::sm_count() SMs), on `stream`; check the launch.
   (void)in; (void)out; (void)stream;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "course/check.h"
+#include "course/device.h"
 
 namespace {
 
@@ -50,7 +51,8 @@ void async_copy(const float* in, float* out, int n, cudaStream_t stream) {
   if (n <= 0) return;
   const int num_tiles = (n + kTile - 1) / kTile;
   // TODO: One block of kThreads per tile of kTile outputs, but no more blocks than
-  //       fit on the GPU at once (SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor): each
+  //       fit on the GPU at once (course::sm_count() x
+  //       cudaOccupancyMaxActiveBlocksPerMultiprocessor): each
   //       block then loops over many tiles, which is what gives the pipeline something to
   //       overlap; launch on `stream`, then CUDA_CHECK_LAUNCH().
   (void)in; (void)out; (void)num_tiles; (void)stream;

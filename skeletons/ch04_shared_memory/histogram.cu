@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "course/check.h"
+#include "course/device.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ void histogram(const unsigned* in, std::size_t n, unsigned* bins, int num_bins,
   // TODO: Zero bins with cudaMemsetAsync on `stream` (the kernels add into it; this
   //       also writes every bin when n = 0). For n > 0 launch histogram_shared_kernel with
   //       num_bins * sizeof(unsigned) bytes of dynamic shared memory when that fits 48 KiB
-  //       (a few blocks per SM, enough to fill the GPU), else histogram_global_kernel; then
-  //       CUDA_CHECK_LAUNCH().
+  //       (a few blocks for each of the course::sm_count() SMs, enough to fill the GPU), else
+  //       histogram_global_kernel; then CUDA_CHECK_LAUNCH().
   (void)in; (void)n; (void)bins; (void)num_bins; (void)stream;
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "course/check.h"
+#include "course/device.h"
 
 // Each thread first adds many inputs in a register (a grid-stride loop: every load coalesced,
 // many in flight), then the block combines its blockDim.x partial sums in shared memory, and
@@ -23,8 +24,9 @@ __global__ void smem_reduction_kernel(const int* __restrict__ in, int n,
 void smem_reduction(const int* in, int n, int block_size, long long* out, cudaStream_t stream) {
   smem_reduction_require_block_size(block_size);
   // TODO: Zero *out with cudaMemsetAsync on `stream` (the blocks add into it);
-  //       for n > 0 launch enough blocks to fill the GPU (a few per SM, never more than
-  //       n / block_size rounded up) with block_size * sizeof(long long) bytes of dynamic
-  //       shared memory, then CUDA_CHECK_LAUNCH().
+  //       for n > 0 launch enough blocks to fill the GPU (a few for each of the
+  //       course::sm_count() SMs, never more than n / block_size rounded up) with
+  //       block_size * sizeof(long long) bytes of dynamic shared memory, then
+  //       CUDA_CHECK_LAUNCH().
   (void)in; (void)n; (void)out; (void)stream;
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "course/check.h"
+#include "course/device.h"
 
 __global__ void vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                   float* __restrict__ c, int n) {
@@ -21,20 +22,13 @@ __global__ void vector_add_kernel(const float* __restrict__ a, const float* __re
 void vector_add(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
   if (n <= 0) return;
   // @begin-solution: Choose a block size (a multiple of the 32-thread warp) and a grid that
-  // @hint: keeps every SM busy, launch vector_add_kernel on `stream`, then check the launch
-  // @hint: with CUDA_CHECK_LAUNCH().
-  static const int sm_count = [] {
-    int device = 0;
-    int count = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    return count;
-  }();
+  // @hint: keeps every SM busy (course::sm_count() says how many there are), launch
+  // @hint: vector_add_kernel on `stream`, then check the launch with CUDA_CHECK_LAUNCH().
   const int threads = 256;
   // Enough blocks for n, but no more than 32 resident-block waves' worth: beyond that the
   // grid-stride loop does the rest with fewer block launches.
   const int needed = static_cast<int>((static_cast<std::size_t>(n) + threads - 1) / threads);
-  const int blocks = std::min(needed, sm_count * 32);
+  const int blocks = std::min(needed, course::sm_count() * 32);
   vector_add_kernel<<<blocks, threads, 0, stream>>>(a, b, c, n);
   CUDA_CHECK_LAUNCH();
   // @skeleton: (void)a; (void)b; (void)c; (void)stream;

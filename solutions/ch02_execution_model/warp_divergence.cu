@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "course/check.h"
+#include "course/device.h"
 
 __global__ void warp_uniform_kernel(const unsigned* __restrict__ in, unsigned* __restrict__ out,
                                     int n) {
@@ -33,18 +34,12 @@ void warp_uniform_branches(const unsigned* in, unsigned* out, int n, cudaStream_
   if (n <= 0) return;
   // @begin-solution: Launch warp_uniform_kernel with a block size that is a multiple of 32
   // @hint: (so each hardware warp is one of the kernel's warps) and enough blocks for every
-  // @hint: 64-element chunk or to fill the GPU, on `stream`; check the launch.
-  static const int sm_count = [] {
-    int device = 0;
-    int count = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    return count;
-  }();
+  // @hint: 64-element chunk or to fill the GPU (a few blocks for each of the
+  // @hint: course::sm_count() SMs), on `stream`; check the launch.
   const int threads = 256;
   const long long slots = (static_cast<long long>(n) + 63) / 64 * 64;
-  const int blocks = static_cast<int>(std::min<long long>((slots + threads - 1) / threads,
-                                                          static_cast<long long>(sm_count) * 16));
+  const long long fill = static_cast<long long>(course::sm_count()) * 16;
+  const int blocks = static_cast<int>(std::min((slots + threads - 1) / threads, fill));
   warp_uniform_kernel<<<blocks, threads, 0, stream>>>(in, out, n);
   CUDA_CHECK_LAUNCH();
   // @skeleton: (void)in; (void)out; (void)stream;

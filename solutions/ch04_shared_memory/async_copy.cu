@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "course/check.h"
+#include "course/device.h"
 
 namespace {
 
@@ -103,21 +104,20 @@ void async_copy(const float* in, float* out, int n, cudaStream_t stream) {
   if (n <= 0) return;
   const int num_tiles = (n + kTile - 1) / kTile;
   // @begin-solution: One block of kThreads per tile of kTile outputs, but no more blocks than
-  // @hint: fit on the GPU at once (SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor): each
+  // @hint: fit on the GPU at once (course::sm_count() x
+  // @hint: cudaOccupancyMaxActiveBlocksPerMultiprocessor): each
   // @hint: block then loops over many tiles, which is what gives the pipeline something to
   // @hint: overlap; launch on `stream`, then CUDA_CHECK_LAUNCH().
   // Queried once: how many blocks are resident at once. Preferring shared memory over L1 (the
   // copies bypass L1 anyway) lets more of the blocks' 32 KiB buffers fit on an SM.
   static const int resident = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int per_sm = 0;
     CUDA_CHECK(cudaFuncSetAttribute(async_copy_kernel,
                                     cudaFuncAttributePreferredSharedMemoryCarveout,
                                     cudaSharedmemCarveoutMaxShared));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, async_copy_kernel,
                                                              kThreads, 0));
-    return sms * std::max(per_sm, 1);
+    return course::sm_count() * std::max(per_sm, 1);
   }();
   const int blocks = std::min(num_tiles, resident);
   async_copy_kernel<<<blocks, kThreads, 0, stream>>>(in, out, n, num_tiles);

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "course/check.h"
+#include "course/device.h"
 
 namespace {
 
@@ -54,18 +55,12 @@ void histogram(const unsigned* in, std::size_t n, unsigned* bins, int num_bins,
   // @begin-solution: Zero bins with cudaMemsetAsync on `stream` (the kernels add into it; this
   // @hint: also writes every bin when n = 0). For n > 0 launch histogram_shared_kernel with
   // @hint: num_bins * sizeof(unsigned) bytes of dynamic shared memory when that fits 48 KiB
-  // @hint: (a few blocks per SM, enough to fill the GPU), else histogram_global_kernel; then
-  // @hint: CUDA_CHECK_LAUNCH().
+  // @hint: (a few blocks for each of the course::sm_count() SMs, enough to fill the GPU), else
+  // @hint: histogram_global_kernel; then CUDA_CHECK_LAUNCH().
   CUDA_CHECK(cudaMemsetAsync(bins, 0, sizeof(unsigned) * static_cast<std::size_t>(num_bins),
                              stream));
   if (n == 0) return;
-  // Queried once: the number of SMs sets how many blocks fill the GPU.
-  static const int sms = [] {
-    int device = 0, value = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
-    return value;
-  }();
+  const std::size_t sms = static_cast<std::size_t>(course::sm_count());
   // Privatise while a block's copy fits the default 48 KiB of shared memory; beyond that, the
   // per-block zeroing and merging of tens of thousands of bins would cost more than it saves.
   constexpr int kMaxSharedBins = 48 * 1024 / static_cast<int>(sizeof(unsigned));
@@ -73,11 +68,11 @@ void histogram(const unsigned* in, std::size_t n, unsigned* bins, int num_bins,
   if (num_bins <= kMaxSharedBins) {
     // Eight blocks of 256 threads per SM fill it; each block then covers many values, so its
     // zeroing and merging of num_bins words are a small cost.
-    const int blocks = static_cast<int>(std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * 8));
+    const int blocks = static_cast<int>(std::min(needed, sms * 8));
     histogram_shared_kernel<<<blocks, kThreads, sizeof(unsigned) * num_bins, stream>>>(
         in, n, bins, num_bins);
   } else {
-    const int blocks = static_cast<int>(std::min<std::size_t>(needed, static_cast<std::size_t>(sms) * 8));
+    const int blocks = static_cast<int>(std::min(needed, sms * 8));
     histogram_global_kernel<<<blocks, kThreads, 0, stream>>>(in, n, bins);
   }
   CUDA_CHECK_LAUNCH();

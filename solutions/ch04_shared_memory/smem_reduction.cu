@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "course/check.h"
+#include "course/device.h"
 
 // Each thread first adds many inputs in a register (a grid-stride loop: every load coalesced,
 // many in flight), then the block combines its blockDim.x partial sums in shared memory, and
@@ -39,21 +40,15 @@ __global__ void smem_reduction_kernel(const int* __restrict__ in, int n,
 void smem_reduction(const int* in, int n, int block_size, long long* out, cudaStream_t stream) {
   smem_reduction_require_block_size(block_size);
   // @begin-solution: Zero *out with cudaMemsetAsync on `stream` (the blocks add into it);
-  // @hint: for n > 0 launch enough blocks to fill the GPU (a few per SM, never more than
-  // @hint: n / block_size rounded up) with block_size * sizeof(long long) bytes of dynamic
-  // @hint: shared memory, then CUDA_CHECK_LAUNCH().
+  // @hint: for n > 0 launch enough blocks to fill the GPU (a few for each of the
+  // @hint: course::sm_count() SMs, never more than n / block_size rounded up) with
+  // @hint: block_size * sizeof(long long) bytes of dynamic shared memory, then
+  // @hint: CUDA_CHECK_LAUNCH().
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(long long), stream));
   if (n <= 0) return;
-  // Queried once: the number of SMs sets how many blocks fill the GPU.
-  static const int sms = [] {
-    int device = 0, value = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
-    return value;
-  }();
   // 2048 resident threads per SM: enough blocks for full occupancy, few enough that the
   // per-block tree and atomic are a small cost.
-  const int wanted = sms * (2048 / block_size);
+  const int wanted = course::sm_count() * (2048 / block_size);
   const int blocks = std::max(1, std::min((n + block_size - 1) / block_size, wanted));
   const std::size_t shared_bytes = static_cast<std::size_t>(block_size) * sizeof(long long);
   smem_reduction_kernel<<<blocks, block_size, shared_bytes, stream>>>(
