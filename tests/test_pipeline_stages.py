@@ -1,5 +1,5 @@
-"""The sanitizer and benchmark stages (the benchmark's ratios scored by grader.scoring), the
-build stage through Grader.grade_exercise, grade_exercise and run, with stand-in binaries, a fake
+"""The sanitizer and benchmark stages (the benchmark's ratios scored by grader.scoring), then
+Grader.grade_exercise (the build stage included) and Grader.run, with stand-in binaries, a fake
 compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
 
 from __future__ import annotations
