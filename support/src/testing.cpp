@@ -1,5 +1,8 @@
 #include "course/testing.h"
 
+#include <algorithm>
+#include <sstream>
+
 namespace course::testing {
 
 std::mt19937_64 case_rng() {
@@ -9,9 +12,82 @@ std::mt19937_64 case_rng() {
   return make_rng(salt);
 }
 
+namespace {
+
+// Indices of the guard elements whose bytes are not all poison, nearest to the data first.
+std::vector<std::size_t> written(const unsigned char* zone, std::size_t elements,
+                                 std::size_t size, bool front) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < elements; ++k) {
+    const std::size_t e = front ? elements - 1 - k : k;
+    for (std::size_t b = 0; b < size; ++b) {
+      if (zone[e * size + b] != kPoisonByte) {
+        out.push_back(e);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+::testing::AssertionResult check_guards(const unsigned char* front, std::size_t before,
+                                        const unsigned char* back, std::size_t after,
+                                        std::size_t size, std::size_t count,
+                                        const std::string& name) {
+  constexpr std::size_t kShown = 5;
+  const auto in_front = written(front, before, size, true);
+  const auto in_back = written(back, after, size, false);
+  if (in_front.empty() && in_back.empty()) return ::testing::AssertionSuccess();
+  std::ostringstream out;
+  out << name << " (" << count << " elements): memory outside it was written";
+  const auto describe = [&](const std::vector<std::size_t>& hits, std::size_t zone, bool is_front) {
+    if (hits.empty()) return;
+    out << "\n  the guard " << (is_front ? "before" : "after") << " it: " << hits.size()
+        << " of " << zone << " elements changed, at ";
+    for (std::size_t k = 0; k < hits.size() && k < kShown; ++k) {
+      const std::size_t e = hits[k];
+      if (k > 0) out << ", ";
+      if (is_front)
+        out << name << "[-" << (before - e) << "]";
+      else
+        out << name << "[" << (count + e) << "] (" << e << " past the end)";
+    }
+    if (hits.size() > kShown) out << " and " << (hits.size() - kShown) << " more";
+  };
+  describe(in_front, before, true);
+  describe(in_back, after, false);
+  return ::testing::AssertionFailure() << out.str();
+}
+
 std::vector<std::size_t> adversarial_sizes() {
   return {1, 7, 31, 32, 33, 65, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025,
           4097, 65537, 1000003};
+}
+
+namespace {
+
+std::vector<std::size_t> sizes_in(std::size_t lo, std::size_t hi,
+                                  std::initializer_list<std::size_t> extra) {
+  std::vector<std::size_t> all = adversarial_sizes();
+  all.insert(all.end(), extra.begin(), extra.end());
+  std::vector<std::size_t> out;
+  for (const std::size_t n : all)
+    if (n >= lo && n < hi) out.push_back(n);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> small_sizes(std::initializer_list<std::size_t> extra) {
+  return sizes_in(0, kLargeSize, extra);
+}
+
+std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
+  return sizes_in(kLargeSize, static_cast<std::size_t>(-1), extra);
 }
 
 }  // namespace course::testing

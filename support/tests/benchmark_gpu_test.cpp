@@ -2,10 +2,12 @@
 // state an exercise leaves behind cannot favour or penalise the next measurement
 // (persisting-L2 set-aside, an access policy window and a cache preference are all undone by
 // Benchmark::time before it measures). The device-side fills: the values a CPU reference
-// recomputes with course::hashed_* are the ones on the device.
+// recomputes with course::hashed_* are the ones on the device. The guarded output: a kernel
+// writing one element too many, or one too early, is reported with the offset.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "course/check.h"
 #include "course/device_random.h"
 #include "course/testing.h"
+#include "test_kernels.h"
 
 namespace {
 
@@ -123,6 +126,38 @@ TEST(FillHashed, DeviceValuesEqualTheHostFunctions) {
     EXPECT_TRUE(course::testing::equal(want_ranged, ranged.download(),
                                        {{}, "float fill in [-10, 10)"}));
   }
+}
+
+TEST(GuardedOutput, AKernelWritingOnePastTheEndIsReported) {
+  course::testing::GuardedOutput<float> out(1000);
+  course_test::write_range(out.data(), 0, 1000, 1.0f, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(out.guards_intact("out"));
+  EXPECT_EQ(out.download(), std::vector<float>(1000, 1.0f));
+
+  course_test::write_range(out.data(), 0, 1001, 2.0f, nullptr);  // off by one
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const ::testing::AssertionResult result = out.guards_intact("out");
+  ASSERT_FALSE(result);
+  const std::string text = result.message();
+  EXPECT_NE(text.find("guard after it: 1 of 64 elements changed, at out[1000] (0 past the end)"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("guard before"), std::string::npos) << text;
+  EXPECT_EQ(out.download(), std::vector<float>(1000, 2.0f));
+}
+
+TEST(GuardedOutput, AWriteBeforeAMisalignedStartIsReported) {
+  // A front guard of 64 + 1 floats: data() is 4 bytes past a 256-byte boundary.
+  course::testing::GuardedOutput<float> out(33, course::testing::GuardedOutput<float>::kGuard + 1);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(out.data()) % 256, 4u);
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(33), out.download()))
+      << "a new GuardedOutput is poisoned";
+  course_test::write_range(out.data(), -2, 33, 3.0f, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string text = out.guards_intact("out").message();
+  EXPECT_NE(text.find("guard before it: 2 of 65 elements changed, at out[-1], out[-2]"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("guard after"), std::string::npos) << text;
 }
 
 }  // namespace

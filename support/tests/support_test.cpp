@@ -20,6 +20,7 @@
 #include "course/device_random.h"
 #include "course/json.h"
 #include "course/random.h"
+#include "course/testing.h"
 
 namespace {
 
@@ -202,6 +203,83 @@ TEST(Poison, AllOnesBytesArePoison) {
   EXPECT_TRUE(course::is_poison(-1));
   EXPECT_FALSE(course::is_poison(0));
   EXPECT_FALSE(course::is_poison(1.0f));
+}
+
+TEST(PoisonValues, EveryByteIsThePoison) {
+  const auto floats = course::testing::poison_values<float>(3);
+  ASSERT_EQ(floats.size(), 3u);
+  for (const float f : floats) EXPECT_TRUE(course::is_poison(f));
+  EXPECT_EQ(course::testing::poison_values<int>(2), (std::vector<int>{-1, -1}));
+}
+
+// Guard zones as GuardedOutput downloads them, for check_guards on the host.
+struct Zones {
+  std::vector<unsigned char> front, back;
+  Zones(std::size_t before, std::size_t after, std::size_t size)
+      : front(before * size, course::kPoisonByte), back(after * size, course::kPoisonByte) {}
+  ::testing::AssertionResult check(std::size_t size, std::size_t count) const {
+    return course::testing::check_guards(front.data(), front.size() / size, back.data(),
+                                         back.size() / size, size, count, "out");
+  }
+};
+
+TEST(CheckGuards, IntactGuardsPass) {
+  EXPECT_TRUE(Zones(64, 64, 4).check(4, 1000));
+  EXPECT_TRUE(Zones(0, 0, 4).check(4, 0));
+}
+
+TEST(CheckGuards, AWriteOnePastTheEndIsNamedWithItsOffset) {
+  Zones z(64, 64, 4);
+  z.back[0] = 0;  // one byte of the element right after the last one
+  const auto result = z.check(4, 1000);
+  ASSERT_FALSE(result);
+  const std::string text = result.message();
+  EXPECT_NE(text.find("the guard after it: 1 of 64 elements changed"), std::string::npos) << text;
+  EXPECT_NE(text.find("out[1000] (0 past the end)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("guard before"), std::string::npos) << text;
+}
+
+TEST(CheckGuards, WritesBeforeTheStartAreNamedNearestFirst) {
+  Zones z(8, 8, 8);
+  z.front[7 * 8 + 3] = 1;  // element -1
+  z.front[5 * 8] = 1;      // element -3
+  z.back[7 * 8 + 7] = 1;   // the last element of the back guard
+  const auto result = z.check(8, 5);
+  ASSERT_FALSE(result);
+  const std::string text = result.message();
+  EXPECT_NE(text.find("the guard before it: 2 of 8 elements changed, at out[-1], out[-3]"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("the guard after it: 1 of 8 elements changed, at out[12] (7 past the end)"),
+            std::string::npos) << text;
+}
+
+TEST(CheckGuards, LongRunsAreCounted) {
+  Zones z(64, 64, 4);
+  std::fill(z.back.begin(), z.back.end(), 0);
+  const std::string text = z.check(4, 10).message();
+  EXPECT_NE(text.find("64 of 64 elements changed"), std::string::npos) << text;
+  EXPECT_NE(text.find("and 59 more"), std::string::npos) << text;
+}
+
+TEST(Sizes, SmallAndLargeSplitTheAdversarialSizes) {
+  const auto all = course::testing::adversarial_sizes();
+  const auto small = course::testing::small_sizes();
+  const auto large = course::testing::large_sizes();
+  EXPECT_EQ(small.size() + large.size(), all.size());
+  for (const std::size_t n : small) EXPECT_LT(n, course::testing::kLargeSize);
+  for (const std::size_t n : large) EXPECT_GE(n, course::testing::kLargeSize);
+  EXPECT_EQ(small.front(), 1u);
+  EXPECT_TRUE(std::is_sorted(small.begin(), small.end()));
+}
+
+TEST(Sizes, ExtrasAreMergedSortedWithoutRepeats) {
+  const auto small = course::testing::small_sizes({64, 2, 7});
+  EXPECT_TRUE(std::is_sorted(small.begin(), small.end()));
+  EXPECT_EQ(std::adjacent_find(small.begin(), small.end()), small.end());
+  EXPECT_NE(std::find(small.begin(), small.end(), 64u), small.end());
+  EXPECT_EQ(small[1], 2u);
+  const auto large = course::testing::large_sizes({(1u << 25) + 3});
+  EXPECT_EQ(large, (std::vector<std::size_t>{1000003, (1u << 25) + 3}));
 }
 
 TEST(BenchStatistics, MedianAndSpread) {

@@ -1,8 +1,12 @@
-// GoogleTest glue: comparisons as assertion results, per-case generators, input guards.
+// GoogleTest glue: comparisons as assertion results, per-case generators, poisoned and guarded
+// outputs, input guards, the sizes tests sweep.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +45,69 @@ DeviceBuffer<T> poisoned_output(std::size_t count) {
   return buffer;
 }
 
+// What an output the kernel never touched holds: every byte kPoisonByte.
+template <class T>
+std::vector<T> poison_values(std::size_t count) {
+  std::vector<T> values(count);
+  std::memset(static_cast<void*>(values.data()), kPoisonByte, count * sizeof(T));
+  return values;
+}
+
+// The check behind GuardedOutput::guards_intact, on host copies of the two guard zones:
+// `before` elements in front of `name`'s `count` elements, `after` behind them, each
+// `size` bytes.
+::testing::AssertionResult check_guards(const unsigned char* front, std::size_t before,
+                                        const unsigned char* back, std::size_t after,
+                                        std::size_t size, std::size_t count,
+                                        const std::string& name);
+
+// An output of `count` elements between two poisoned guard zones, all of it poisoned: data()
+// points past the front guard, so a kernel that writes before element 0 or past element
+// count - 1 changes a guard, and guards_intact() says which one and at which offset. A front
+// guard of kGuard + k elements leaves data() k elements past an aligned address, for tests
+// of misaligned pointers.
+template <class T>
+class GuardedOutput {
+ public:
+  static constexpr std::size_t kGuard = 64;  // elements: 256 bytes of float, past any vector
+
+  explicit GuardedOutput(std::size_t count, std::size_t guard_before = kGuard,
+                         std::size_t guard_after = kGuard)
+      : count_(count), before_(guard_before), after_(guard_after),
+        storage_(guard_before + count + guard_after) {
+    storage_.fill_bytes(kPoisonByte);
+  }
+
+  T* data() noexcept { return storage_.data() + before_; }
+  const T* data() const noexcept { return storage_.data() + before_; }
+  std::size_t size() const noexcept { return count_; }
+
+  // The count elements between the guards.
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    if (count_ > 0)
+      CUDA_CHECK(cudaMemcpy(host.data(), data(), count_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+  // Success when every guard byte still holds the poison; otherwise names the zone written
+  // (before or after `name`) and the offsets of the changed elements.
+  ::testing::AssertionResult guards_intact(const std::string& name = "output") const {
+    std::vector<unsigned char> front(before_ * sizeof(T)), back(after_ * sizeof(T));
+    if (!front.empty())
+      CUDA_CHECK(cudaMemcpy(front.data(), storage_.data(), front.size(), cudaMemcpyDeviceToHost));
+    if (!back.empty())
+      CUDA_CHECK(cudaMemcpy(back.data(), data() + count_, back.size(), cudaMemcpyDeviceToHost));
+    return check_guards(front.data(), before_, back.data(), after_, sizeof(T), count_, name);
+  }
+
+ private:
+  std::size_t count_;
+  std::size_t before_;
+  std::size_t after_;
+  DeviceBuffer<T> storage_;
+};
+
 // A device copy of an input that remembers its pristine contents, so a test can check the
 // student's code did not write into it.
 template <class T>
@@ -48,7 +115,6 @@ class GuardedInput {
  public:
   explicit GuardedInput(std::vector<T> host) : host_(std::move(host)), device_(host_) {}
   const T* data() const noexcept { return device_.data(); }
-  T* mutable_data() noexcept { return device_.data(); }
   const std::vector<T>& host() const noexcept { return host_; }
   std::size_t size() const noexcept { return host_.size(); }
   ::testing::AssertionResult unchanged(const std::string& name = "input") const {
@@ -65,5 +131,13 @@ class GuardedInput {
 // Sizes that catch indexing bugs (after CUB's tests): 1, below, at and above a warp and a
 // block, primes, and a value over a million that is not a multiple of anything convenient.
 std::vector<std::size_t> adversarial_sizes();
+
+// What a 1-D test sweeps, in two instantiations: Small/... with the adversarial sizes under
+// kLargeSize (quick enough for compute-sanitizer, which the manifests' gtest_filter runs on
+// Small/*) and Large/... with the rest. `extra` adds sizes that matter to one exercise (a chunk
+// boundary, sizes beyond any sensible grid); each list is sorted, without repeats.
+inline constexpr std::size_t kLargeSize = 100000;
+std::vector<std::size_t> small_sizes(std::initializer_list<std::size_t> extra = {});
+std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra = {});
 
 }  // namespace course::testing
