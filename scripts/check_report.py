@@ -1,5 +1,9 @@
-"""Checks on a grader JSON report, for scripts: --all-compiled fails (exit 1) when an
-exercise did not compile or was not submitted, naming each."""
+"""Checks on a grader JSON report, for scripts; exit 1 naming each exercise that fails one.
+
+  --all-compiled    every exercise was submitted and compiled
+  --full-marks      every exercise earned all its points (reference solutions)
+  --no-correctness  no exercise earned correctness points (skeletons: no test may pass on them)
+"""
 
 import argparse
 import sys
@@ -13,21 +17,38 @@ from grader.model import Report, StageStatus  # noqa: E402
 parser = argparse.ArgumentParser()
 parser.add_argument("report")
 parser.add_argument("--all-compiled", action="store_true")
+parser.add_argument("--full-marks", action="store_true")
+parser.add_argument("--no-correctness", action="store_true")
 args = parser.parse_args()
 try:
     report = Report.load(Path(args.report))
 except GraderError as error:
     sys.exit(f"check_report: {error}")
 bad = []
-if args.all_compiled:
+passed = []
+if args.all_compiled or not (args.full_marks or args.no_correctness):
+    passed.append("all compiled")
+    if args.all_compiled:
+        for ex in report.exercises:
+            build = ex.stage("build")
+            if build is None or build.status != StageStatus.PASSED:
+                bad.append(f"{ex.key}: {ex.status} {ex.message}")
+                if build and build.output:
+                    bad.append(build.output)
+if args.full_marks:
+    passed.append("all full marks")
     for ex in report.exercises:
-        build = ex.stage("build")
-        if build is None or build.status != StageStatus.PASSED:
-            bad.append(f"{ex.key}: {ex.status} {ex.message}")
-            if build and build.output:
-                bad.append(build.output)
+        if ex.score + 1e-9 < ex.max_score:
+            bad.append(f"{ex.key}: {ex.score:g}/{ex.max_score:g} ({ex.status}) {ex.message}")
+if args.no_correctness:
+    passed.append("no correctness points")
+    for ex in report.exercises:
+        tests = ex.stage("tests")
+        if tests is not None and tests.points > 0:
+            bad.append(f"{ex.key}: {tests.points:g} correctness points "
+                       f"({tests.details.get('passed', '?')} cases passed)")
 print(f"{args.report}: {len(report.exercises)} exercises, "
-      f"{'all compiled' if not bad else 'problems:'}")
+      f"{', '.join(passed) if not bad else 'problems:'}")
 for line in bad:
     print("  " + line)
 sys.exit(1 if bad else 0)

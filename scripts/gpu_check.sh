@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# The whole GPU check in one call, for the lent GPU machine or any machine with a GPU:
-# grade solutions/ (RUNS times, sanitizer included), grade skeletons/, grade every fixture
-# under tests/fixtures/submissions, run the course's own tests, then print a short table.
-# Logs and reports go to $OUT (default build/gpu-check); the table is printed last.
-# Knobs: RUNS (solutions runs, default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0,
-# PYTEST=0, FIXTURES (comma-separated fixture names for the pytest stage, default all), SEED.
+# The whole GPU check in one call, for the lent GPU machine or any machine with a GPU.
+# Stages, each run for real or failed loudly, never skipped without saying so:
+#   solutions   grade solutions/ RUNS times (sanitizer included); every exercise must earn
+#               full marks, or the stage fails naming what lost points
+#   support     build and run the support library's GPU tests (exit 77, "no GPU", fails)
+#   skeletons   grade skeletons/; every exercise must compile and earn 0 correctness points
+#   pytest      the course's tests with COURSE_REQUIRE_GPU=1: every fixture under
+#               tests/fixtures/submissions graded and checked against its expect.toml; a GPU
+#               test that would skip fails instead
+# The last thing printed is a table: one row per stage, then one per exercise and report.
+# Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
+# Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
+# PYTEST=0, FIXTURES (comma-separated fixture names, default all), SEED. A stage turned off
+# by a knob is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-check}
@@ -12,43 +20,109 @@ RUNS=${RUNS:-3}
 FIXTURES=${FIXTURES:-all}
 mkdir -p "$OUT/logs"
 export PYTHONUNBUFFERED=1
-. scripts/setup.sh
-nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv \
-  > "$OUT/logs/gpu.txt" 2>&1
-cat "$OUT/logs/gpu.txt"
+. scripts/setup.sh || { echo "gpu_check: set-up failed" >&2; exit 1; }
+
+STAGES=()
 status=0
+record() {  # record STAGE ok|FAILED|off DETAIL
+  STAGES+=("$(printf '%-12s %-7s %s' "$1" "$2" "$3")")
+  if [ "$2" = FAILED ]; then
+    status=1
+    echo "gpu_check: stage $1 FAILED: $3" >&2
+  fi
+}
+
+if ! nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm,clocks.mem --format=csv \
+    > "$OUT/logs/gpu.txt" 2>&1; then
+  cat "$OUT/logs/gpu.txt" >&2
+  echo "gpu_check: nvidia-smi failed: this check needs an NVIDIA GPU" >&2
+  exit 1
+fi
+cat "$OUT/logs/gpu.txt"
 SEED=${SEED:-$($PY -c 'import secrets; print(secrets.randbits(32))')}
 ONLY=()
 for e in ${EXERCISES:-}; do ONLY+=(-e "$e"); done
+SOLUTIONS_BUILD=build/gpu-check-solutions
+REPORTS=()
 
+# --- solutions ------------------------------------------------------------------------------
 for i in $(seq 1 "$RUNS"); do
   echo "== solutions, run $i (seed $((SEED + i)))"
-  $PY -m grader grade solutions "${ONLY[@]}" -q --seed $((SEED + i)) \
-      --json "$OUT/logs/solutions-$i.json" > "$OUT/logs/solutions-$i.txt" 2>&1 || status=1
-  tail -n 3 "$OUT/logs/solutions-$i.txt"
+  report="$OUT/logs/solutions-$i.json"
+  if $PY -m grader grade solutions "${ONLY[@]}" -q --seed $((SEED + i)) \
+        --build-dir "$SOLUTIONS_BUILD" --json "$report" > "$OUT/logs/solutions-$i.txt" 2>&1 \
+     && detail=$($PY scripts/check_report.py "$report" --full-marks 2>&1); then
+    record "solutions-$i" ok "$(echo "$detail" | head -n 1)"
+  else
+    tail -n 20 "$OUT/logs/solutions-$i.txt"
+    record "solutions-$i" FAILED "$(echo "${detail:-grader failed, see logs/solutions-$i.txt}" | tr '\n' ' ' | cut -c1-300)"
+  fi
+  [ -f "$report" ] && REPORTS+=("$report")
+  detail=""
 done
-# The benchmark harness itself on the GPU (state reset between measurements, errors).
-harness=$(ls -d build/grade/solutions-*/support_gpu_tests 2>/dev/null | head -n 1)
-if [ -n "$harness" ]; then
+
+# --- support library GPU tests ----------------------------------------------------------------
+if [ "${SUPPORT:-1}" = 1 ]; then
   echo "== support library GPU tests"
-  "$harness" > "$OUT/logs/support-gpu.txt" 2>&1 || { status=1; cat "$OUT/logs/support-gpu.txt"; }
-  tail -n 1 "$OUT/logs/support-gpu.txt"
+  if [ ! -f "$SOLUTIONS_BUILD/build.ninja" ]; then
+    record support FAILED "no build directory $SOLUTIONS_BUILD (the solutions stage did not configure it)"
+  elif ! ninja -C "$SOLUTIONS_BUILD" support_gpu_tests > "$OUT/logs/support-build.txt" 2>&1; then
+    tail -n 20 "$OUT/logs/support-build.txt"
+    record support FAILED "support_gpu_tests did not build (logs/support-build.txt)"
+  else
+    "$SOLUTIONS_BUILD/support_gpu_tests" > "$OUT/logs/support-gpu.txt" 2>&1
+    code=$?
+    if [ $code = 0 ]; then
+      record support ok "$(grep -E '^\[  PASSED  \]' "$OUT/logs/support-gpu.txt" | head -n 1)"
+    else
+      tail -n 30 "$OUT/logs/support-gpu.txt"
+      record support FAILED "support_gpu_tests exit status $code$([ $code = 77 ] && echo ' (no GPU seen)')"
+    fi
+  fi
+else
+  record support off "SUPPORT=0"
 fi
+
+# --- skeletons ----------------------------------------------------------------------------
 if [ "${SKELETONS:-1}" = 1 ]; then
   echo "== skeletons"
-  $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" \
-      --json "$OUT/logs/skeletons.json" > "$OUT/logs/skeletons.txt" 2>&1 || status=1
-  tail -n 2 "$OUT/logs/skeletons.txt"
+  report="$OUT/logs/skeletons.json"
+  if $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" --json "$report" \
+        > "$OUT/logs/skeletons.txt" 2>&1 \
+     && detail=$($PY scripts/check_report.py "$report" --all-compiled --no-correctness 2>&1); then
+    record skeletons ok "$(echo "$detail" | head -n 1)"
+  else
+    tail -n 20 "$OUT/logs/skeletons.txt"
+    record skeletons FAILED "$(echo "${detail:-grader failed, see logs/skeletons.txt}" | tr '\n' ' ' | cut -c1-300)"
+  fi
+  [ -f "$report" ] && REPORTS+=("$report")
+else
+  record skeletons off "SKELETONS=0"
 fi
+
+# --- the course's tests, GPU fixtures included ---------------------------------------------
 if [ "${PYTEST:-1}" = 1 ]; then
-  # The course's tests, GPU ones included: every fixture under tests/fixtures/submissions is
-  # graded and checked against its expect.toml; the reports land beside the others.
   echo "== course tests (pytest; fixtures graded on the GPU)"
-  COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
-    $PY -m pytest tests -q --timeout=1800 -p no:cacheprovider -rfEs > "$OUT/logs/pytest.txt" 2>&1 \
-    || { status=1; grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30; }
-  tail -n 1 "$OUT/logs/pytest.txt"
+  if COURSE_REQUIRE_GPU=1 COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
+      $PY -m pytest tests -q --timeout=1800 -p no:cacheprovider -rfEs > "$OUT/logs/pytest.txt" 2>&1; then
+    record pytest ok "$(tail -n 1 "$OUT/logs/pytest.txt")"
+  else
+    grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30
+    record pytest FAILED "$(tail -n 1 "$OUT/logs/pytest.txt")"
+  fi
+  for f in "$OUT"/logs/fixture-*.json; do [ -f "$f" ] && REPORTS+=("$f"); done
+else
+  record pytest off "PYTEST=0"
 fi
+
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
-$PY scripts/summarize.py "$OUT"/logs/*.json | tee "$OUT/summary.txt"
+{
+  if [ ${#REPORTS[@]} -gt 0 ]; then
+    $PY scripts/summarize.py "${REPORTS[@]}"
+    echo
+  fi
+  echo "stage        status  detail"
+  printf '%s\n' "${STAGES[@]}"
+  [ $status = 0 ] && echo "gpu_check: every stage passed" || echo "gpu_check: FAILED"
+} | tee "$OUT/summary.txt"
 exit $status

@@ -6,6 +6,9 @@
 # What is missing comes from apt (GoogleTest, pkg-config, ccache; as root only) and PyPI
 # (into .venv). A machine that already has everything, such as an offline GPU machine with
 # meson and pytest installed, is used as it is.
+# Sourced, it leaves the caller's shell options as they were (set -e would otherwise leak into
+# a script that means to carry on after a failing step, as gpu_check.sh does).
+_course_caller_options=$(set +o)
 set -euo pipefail
 _course_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -43,6 +46,13 @@ fi
 if ! command -v ccache >/dev/null 2>&1 && [ "${COURSE_NO_CCACHE:-0}" != 1 ]; then
   _apt_install ccache  # optional: lets the skeletons and solutions builds share objects
 fi
+# ccache hashes the working directory into nvcc's results (it counts -lineinfo as debug
+# information), so the same course file built in two build directories missed every time.
+# Meson passes paths relative to the build directory, identical at the same depth, so the
+# directory adds nothing to the key. BASEDIR turns absolute paths under the course (a
+# submission given by absolute path) into relative ones.
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$_course_root}
 
 PY=""
 for candidate in "$_course_root/.venv/bin/python" python3 python3.12 python3.11; do
@@ -71,3 +81,4 @@ export PY
 export PATH="$(dirname "$PY"):$PATH"
 command -v ninja >/dev/null 2>&1 || _fail "ninja not found"
 echo "setup: ready (python: $PY; meson $("$PY" -m mesonbuild.mesonmain --version); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))" >&2
+eval "$_course_caller_options"

@@ -180,3 +180,17 @@ def test_verdict_not_submitted_and_not_run(tmp_path):
     assert r.message == f"not submitted: vector_add.cu not found in {tmp_path}"
     r = scoring.not_run(EX, [built()], "compiled (--build-only: not run)")
     assert r.status is ExerciseStatus.SKIPPED and r.score == 0 and r.max_score == 100
+
+
+@pytest.mark.parametrize("bad_rate", [None, "fast", True, -1.0])
+def test_a_measurement_without_a_finite_rate_earns_nothing_and_says_so(bad_rate):
+    # The benchmark's JSON writes NaN and infinities as null; a "valid" measurement with such
+    # a rate must not crash the grader or be scored.
+    measurements = {"vector_add": {"name": "vector_add", "valid": True, "rate": bad_rate},
+                    "copy": {"name": "copy", "valid": True, "rate": 1000.0}}
+    m = benchmark.metric(EX.performance[0], measurements, "")
+    assert m.ratio is None and "no finite rate" in m.message
+    baseline_broken = {"vector_add": {"name": "vector_add", "valid": True, "rate": 900.0},
+                       "copy": {"name": "copy", "valid": True, "rate": bad_rate}}
+    m = benchmark.metric(EX.performance[0], baseline_broken, "")
+    assert m.ratio is None and m.message == "baseline copy: no rate"

@@ -82,6 +82,39 @@ def test_check_report_passes(report_path, tmp_path):
     assert r.returncode == 0 and r.stdout == f"{path}: 3 exercises, all compiled\n"
 
 
+def test_check_report_full_marks(report_path, tmp_path):
+    r = script("check_report", report_path, "--full-marks")
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{report_path}: 5 exercises, problems:"
+    # Every exercise short of its maximum is named, with its score; the full one is not.
+    assert [l.split(":")[0].strip() for l in lines[1:]] == \
+        ["ch01_a/two", "ch02_b/three", "ch02_b/four", "ch02_b/five"]
+    assert "  ch01_a/two: 80/100 (partial) bandwidth: slow" in lines
+    report = model.Report.load(report_path)
+    report.exercises = report.exercises[:1]
+    path = tmp_path / "full.json"
+    render.write_json(report, path)
+    r = script("check_report", path, "--full-marks", "--all-compiled")
+    assert r.returncode == 0
+    assert r.stdout == f"{path}: 1 exercises, all compiled, all full marks\n"
+
+
+def test_check_report_no_correctness(report_path, tmp_path):
+    r = script("check_report", report_path, "--no-correctness")
+    assert r.returncode == 1
+    # A skeleton that passes any case earns correctness points: each such exercise is named.
+    assert r.stdout.splitlines()[1:] == ["  ch01_a/one: 60 correctness points (2 cases passed)",
+                                         "  ch01_a/two: 60 correctness points (1 cases passed)",
+                                         "  ch02_b/three: 20 correctness points (1 cases passed)"]
+    report = model.Report.load(report_path)
+    report.exercises = report.exercises[3:]
+    path = tmp_path / "skeletons.json"
+    render.write_json(report, path)
+    r = script("check_report", path, "--no-correctness")
+    assert r.returncode == 0 and r.stdout == f"{path}: 2 exercises, no correctness points\n"
+
+
 def test_check_report_missing_file(tmp_path):
     r = script("check_report", tmp_path / "none.json", "--all-compiled")
     assert r.returncode == 1 and r.stdout == ""

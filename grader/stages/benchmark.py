@@ -7,6 +7,7 @@ Only the ratios are measured here; grader.scoring turns them into points.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from grader import proc
@@ -65,14 +66,24 @@ def metric(perf: Performance, measurements: dict, problem: str) -> Metric:
         out.message = f"the benchmark did not report {missing!r}"
     elif not m.get("valid", False):
         out.message = f"{perf.measure}: {m.get('problem', 'invalid')}"
-    elif not b.get("valid", False) or not b.get("rate"):
-        out.message = f"baseline {perf.baseline}: {b.get('problem', 'no rate')}"
+    elif _rate(m) is None:
+        out.message = f"{perf.measure}: no finite rate ({m.get('rate')!r})"
+    elif not b.get("valid", False) or not _rate(b):
+        out.message = f"baseline {perf.baseline}: {b.get('problem') or 'no rate'}"
     else:
-        out.value = float(m.get("rate", 0.0))
-        out.baseline_value = float(b["rate"])
+        out.value = _rate(m)
+        out.baseline_value = _rate(b)
         out.unit = str(m.get("unit", ""))
         out.ratio = out.value / out.baseline_value
     return out
+
+
+def _rate(entry: dict) -> float | None:
+    """The measurement's rate when it is a finite number (the JSON writes NaN as null)."""
+    value = entry.get("rate")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def _read_json(path: Path):
