@@ -46,13 +46,6 @@ fi
 if ! command -v ccache >/dev/null 2>&1 && [ "${COURSE_NO_CCACHE:-0}" != 1 ]; then
   _apt_install ccache  # optional: lets the skeletons and solutions builds share objects
 fi
-# ccache hashes the working directory into nvcc's results (it counts -lineinfo as debug
-# information), so the same course file built in two build directories missed every time.
-# Meson passes paths relative to the build directory, identical at the same depth, so the
-# directory adds nothing to the key. BASEDIR turns absolute paths under the course (a
-# submission given by absolute path) into relative ones.
-export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$_course_root}
 
 PY=""
 for candidate in "$_course_root/.venv/bin/python" python3 python3.12 python3.11; do

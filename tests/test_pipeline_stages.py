@@ -13,7 +13,7 @@ from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus
-from grader.stages import benchmark, sanitizer as sanitizer_stage
+from grader.stages import benchmark, build, sanitizer as sanitizer_stage
 from helpers import vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
@@ -263,6 +263,31 @@ def test_compile_error_shows_the_compiler_lines(grader_for, fake_tools, tmp_path
     assert "identifier \"blockIdx\" is undefined" in build.output
     assert "ninja: build stopped" not in build.output
     assert [s.name for s in result.stages] == ["build"]
+
+
+def test_ninja_compiles_with_ccache_sharing_objects_between_build_dirs(grader_for, fake_tools,
+                                                                      tmp_path, monkeypatch):
+    # ccache keys nvcc's results on the working directory unless told not to: the skeletons
+    # and solutions builds then shared nothing. The build stage tells it, without overriding
+    # a user's own setting.
+    env_log = tmp_path / "ninja-env.txt"
+    ninja = tmp_path / "bin" / "ninja"
+    ninja.parent.mkdir(parents=True, exist_ok=True)
+    ninja.write_text(f"#!/bin/sh\nenv > {env_log}\n")
+    ninja.chmod(0o755)
+    fake_tools["ninja"] = str(ninja)
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU)
+    monkeypatch.delenv("CCACHE_NOHASHDIR", raising=False)
+    monkeypatch.setenv("CCACHE_BASEDIR", "/my/own/base")
+    assert build.run(g.options, ex).status == "passed"
+    env = dict(line.split("=", 1) for line in env_log.read_text().splitlines() if "=" in line)
+    assert env["CCACHE_NOHASHDIR"] == "1"
+    assert env["CCACHE_BASEDIR"] == "/my/own/base"
+    monkeypatch.delenv("CCACHE_BASEDIR")
+    build.run(g.options, ex)
+    env = dict(line.split("=", 1) for line in env_log.read_text().splitlines() if "=" in line)
+    assert env["CCACHE_BASEDIR"] == str(g.options.root)
 
 
 # ------------------------------------------------------------------------------ exercise

@@ -3,6 +3,7 @@ then ninja per exercise to attribute failures (a compile error costs only its ex
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from grader import proc, tools
@@ -14,6 +15,18 @@ from grader.stages.common import GradeOptions, clip
 CONFIGURE_TIMEOUT_S = 600
 BUILD_ALL_TIMEOUT_S = 3600
 BUILD_ONE_TIMEOUT_S = 900
+
+
+def compiler_env(options: GradeOptions) -> dict:
+    """The environment ninja compiles in. ccache hashes the working directory into nvcc's
+    results (it counts -lineinfo as debug information), so the same course file built for two
+    submissions missed every time; Meson's paths are relative to the build directory and
+    identical at the same depth, so the directory adds nothing to the key. BASEDIR makes
+    absolute paths inside the course (a submission given by absolute path) relative."""
+    env = dict(os.environ)
+    env.setdefault("CCACHE_NOHASHDIR", "1")
+    env.setdefault("CCACHE_BASEDIR", str(options.root))
+    return env
 
 
 def targets(ex: Exercise) -> list[str]:
@@ -50,14 +63,14 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
     proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
-             output_limit=64 * 1024)
+             env=compiler_env(options), output_limit=64 * 1024)
 
 
 def run(options: GradeOptions, ex: Exercise) -> StageResult:
     """Builds one exercise's test and benchmark binaries."""
     ninja = tools.find("ninja", "to build")
     result = proc.run([ninja, "-C", str(options.build_dir), *targets(ex)], BUILD_ONE_TIMEOUT_S,
-                      output_limit=options.output_limit)
+                      env=compiler_env(options), output_limit=options.output_limit)
     stage = StageResult("build", StageStatus.PASSED, duration_s=round(result.duration_s, 2))
     if result.returncode != 0:
         stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
