@@ -2,6 +2,10 @@
 
 The grader discovers exercises from these files alone, so adding an exercise needs no grader
 change. Every field is validated; a problem raises ManifestError naming the file and field.
+
+Code shared by several exercises (a ladder's rules, tests, benchmark and course sources) lives
+in a folder of the same chapter that has a header but no manifest, chapters/<chapter>/<shared>/
+with <shared>.h; an exercise names it with `shared = "<shared>"`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Exercise:
     summary: str = ""
     libraries: tuple[str, ...] = ()
     rdc: bool = False
+    shared: str = ""
     min_cc: float = 7.0
     correctness_points: float = 0.0
     test_timeout_s: float = 60.0
@@ -59,6 +64,11 @@ class Exercise:
     @property
     def chapter_number(self) -> str:
         return self.chapter[:4]
+
+    @property
+    def shared_directory(self) -> Path | None:
+        """The shared course code folder named by `shared`, or None."""
+        return self.directory.parent / self.shared if self.shared else None
 
     @property
     def max_points(self) -> float:
@@ -132,7 +142,8 @@ def load_manifest(path: Path) -> Exercise:
     top = _Table(path, "manifest", data,
                  {"exercise", "correctness", "sanitizer", "benchmark", "performance"})
     ex = _Table(path, "exercise", data.get("exercise"),
-                {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc"})
+                {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc",
+                 "shared"})
     name = ex.text("name", required=True)
     chapter = ex.text("chapter", required=True)
     if not NAME_PATTERN.match(name):
@@ -153,6 +164,8 @@ def load_manifest(path: Path) -> Exercise:
         if "/" in f or f.startswith(".") or not f.endswith((".cu", ".cpp", ".cuh", ".h")):
             raise ManifestError(path, "exercise.files",
                                 f"{f!r}: plain .cu/.cpp/.cuh/.h file names only, no folders")
+
+    shared = _shared_folder(path, name, ex.text("shared"))
 
     correctness = _Table(path, "correctness", top.data.get("correctness"),
                          {"points", "timeout_s"})
@@ -200,6 +213,7 @@ def load_manifest(path: Path) -> Exercise:
         manifest=path,
         libraries=ex.strings("libraries", allowed=LIBRARIES),
         rdc=ex.flag("rdc"),
+        shared=shared,
         min_cc=ex.number("min_cc", default=7.0, minimum=7.0),
         correctness_points=correctness.number("points", required=True, positive=True),
         test_timeout_s=correctness.number("timeout_s", default=60.0, positive=True),
@@ -211,14 +225,59 @@ def load_manifest(path: Path) -> Exercise:
     )
 
 
+def _shared_folder(path: Path, name: str, shared: str) -> str:
+    """Checks `exercise.shared`: a folder of the same chapter, not an exercise, with its
+    header; the benchmark defined once."""
+    if not shared:
+        return ""
+    where = "exercise.shared"
+    if not NAME_PATTERN.match(shared):
+        raise ManifestError(path, where, f"{shared!r} must be a lower_snake_case folder name")
+    folder = path.parent.parent / shared
+    if not folder.is_dir():
+        raise ManifestError(path, where,
+                            f"{shared!r}: no folder {folder} in the exercise's chapter")
+    if (folder / f"{shared}.toml").exists():
+        raise ManifestError(path, where, f"{shared!r} is an exercise (it has {shared}.toml), "
+                                         "not a folder of shared course code")
+    if not (folder / f"{shared}.h").is_file():
+        raise ManifestError(path, where, f"{shared!r}: {folder} has no header {shared}.h")
+    if (folder / f"{shared}_bench.cpp").is_file() and \
+            (path.parent / f"{name}_bench.cpp").is_file():
+        raise ManifestError(path, where, f"both {shared}_bench.cpp and {name}_bench.cpp "
+                                         "define the benchmark; keep one")
+    return shared
+
+
+def _shared_names(chapter_dir: Path) -> set[str]:
+    """Folders the chapter's manifests name as shared. Unreadable manifests are left to
+    discover(), which reports them."""
+    names = set()
+    for ex_dir in chapter_dir.iterdir():
+        try:
+            data = tomllib.loads((ex_dir / f"{ex_dir.name}.toml").read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            continue
+        exercise = data.get("exercise")
+        shared = exercise.get("shared") if isinstance(exercise, dict) else None
+        if isinstance(shared, str) and shared:
+            names.add(shared)
+    return names
+
+
 def incomplete_folders(root: Path) -> list[Path]:
-    """Exercise folders with no manifest: work in progress, skipped by discover()."""
+    """Exercise folders with no manifest: work in progress, skipped by discover(). Folders of
+    shared course code (named by a manifest's `shared`) are not exercises and not listed."""
     chapters_dir = Path(root) / "chapters"
     if not chapters_dir.is_dir():
         return []
-    return [ex_dir for chapter_dir in sorted(chapters_dir.iterdir()) if chapter_dir.is_dir()
-            for ex_dir in sorted(chapter_dir.iterdir())
-            if ex_dir.is_dir() and not (ex_dir / f"{ex_dir.name}.toml").exists()]
+    out = []
+    for chapter_dir in sorted(p for p in chapters_dir.iterdir() if p.is_dir()):
+        shared = _shared_names(chapter_dir)
+        out += [ex_dir for ex_dir in sorted(chapter_dir.iterdir())
+                if ex_dir.is_dir() and ex_dir.name not in shared
+                and not (ex_dir / f"{ex_dir.name}.toml").exists()]
+    return out
 
 
 def discover(root: Path) -> list[Exercise]:
@@ -270,12 +329,37 @@ def select(exercises: list[Exercise], patterns: list[str]) -> list[Exercise]:
     return sorted(chosen, key=lambda ex: order[ex.key])
 
 
+def _course_sources(folder: Path, stem: str) -> list[str]:
+    out = []
+    for p in sorted(folder.iterdir()):
+        if p.suffix in (".cpp", ".cu") and p.stem.startswith(stem + "_") \
+                and p.stem not in (stem + "_test", stem + "_bench"):
+            out.append(p.name)
+    return out
+
+
 def course_sources(ex: Exercise) -> list[str]:
     """Course-owned sources beside the tests: <name>_*.cpp/.cu other than _test and _bench
     (CPU references, baseline kernels)."""
-    out = []
-    for p in sorted(ex.directory.iterdir()):
-        if p.suffix in (".cpp", ".cu") and p.stem.startswith(ex.name + "_") \
-                and p.stem not in (ex.name + "_test", ex.name + "_bench"):
-            out.append(p.name)
-    return out
+    return _course_sources(ex.directory, ex.name)
+
+
+def shared_sources(ex: Exercise) -> list[str]:
+    """Course-owned sources of the exercise's shared folder, <shared>_*.cpp/.cu other than
+    _test and _bench: compiled once per build, whichever exercises use them."""
+    return _course_sources(ex.shared_directory, ex.shared) if ex.shared else []
+
+
+def test_sources(ex: Exercise) -> list[Path]:
+    """The test binary's own sources: the shared folder's <shared>_test.cpp, then the
+    exercise's <name>_test.cpp (extra cases), each where present."""
+    out = [ex.shared_directory / f"{ex.shared}_test.cpp"] if ex.shared else []
+    out.append(ex.directory / f"{ex.name}_test.cpp")
+    return [p for p in out if p.is_file()]
+
+
+def bench_sources(ex: Exercise) -> list[Path]:
+    """The benchmark's source: the shared folder's <shared>_bench.cpp, else <name>_bench.cpp."""
+    out = [ex.shared_directory / f"{ex.shared}_bench.cpp"] if ex.shared else []
+    out.append(ex.directory / f"{ex.name}_bench.cpp")
+    return [p for p in out if p.is_file()][:1]

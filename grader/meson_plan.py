@@ -1,5 +1,13 @@
-"""Prints the exercise list for meson.build, one line per exercise:
-name|chapter|exercise dir|student files|course sources|libraries|rdc|manifest
+"""Prints the build plan for meson.build, one record a line, fields separated by '|', lists by
+','; paths relative to the course root:
+
+shared|<chapter>/<shared>|folder|course sources|libraries
+    one per folder of shared course code, before the exercises that use it; its sources are
+    compiled once per build; libraries is the union of its exercises' libraries.
+exercise|name|chapter|exercise dir|student files|course sources|libraries|rdc|manifest|
+        shared key|test sources|bench sources
+    one per exercise; shared key is <chapter>/<shared> or empty.
+
 Run by Meson at configure time; errors go to stderr with exit status 1."""
 
 import sys
@@ -11,7 +19,8 @@ if sys.version_info < (3, 11):
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.errors import GraderError  # noqa: E402
-from grader.manifest import course_sources, discover  # noqa: E402
+from grader.manifest import (bench_sources, course_sources, discover,  # noqa: E402
+                             shared_sources, test_sources)
 
 
 def main(root: str) -> int:
@@ -20,11 +29,26 @@ def main(root: str) -> int:
     except GraderError as error:
         print(error, file=sys.stderr)
         return 1
+    base = Path(root).resolve()
+
+    def rel(path: Path) -> str:
+        return str(path.resolve().relative_to(base))
+
+    shared: dict[str, list] = {}  # key -> [folder, sources, libraries in first-use order]
     for ex in exercises:
-        rel = ex.directory.relative_to(Path(root).resolve() if ex.directory.is_absolute() else root)
-        print("|".join([ex.name, ex.chapter, str(rel), ",".join(ex.files),
+        if ex.shared:
+            entry = shared.setdefault(f"{ex.chapter}/{ex.shared}",
+                                      [rel(ex.shared_directory), shared_sources(ex), []])
+            entry[2] += [lib for lib in ex.libraries if lib not in entry[2]]
+    for key, (folder, sources, libraries) in shared.items():
+        print("|".join(["shared", key, folder, ",".join(sources), ",".join(libraries)]))
+    for ex in exercises:
+        print("|".join(["exercise", ex.name, ex.chapter, rel(ex.directory), ",".join(ex.files),
                         ",".join(course_sources(ex)), ",".join(ex.libraries),
-                        "1" if ex.rdc else "0", str(ex.manifest)]))
+                        "1" if ex.rdc else "0", str(ex.manifest),
+                        f"{ex.chapter}/{ex.shared}" if ex.shared else "",
+                        ",".join(rel(p) for p in test_sources(ex)),
+                        ",".join(rel(p) for p in bench_sources(ex))]))
     return 0
 
 

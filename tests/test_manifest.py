@@ -297,3 +297,136 @@ def test_course_sources(tmp_path):
         (path.parent / f).write_text("")
     ex = manifest.load_manifest(path)
     assert manifest.course_sources(ex) == ["thing_baseline.cu", "thing_reference.cpp"]
+
+
+# ------------------------------------------------------------------------------ shared
+
+def shared_folder(root: Path, chapter: str, name: str, files=("h",)) -> Path:
+    """A folder of shared course code: <name>.h plus the given <name>_*.cpp/.cu files."""
+    folder = root / "chapters" / chapter / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        (folder / (f"{name}.h" if f == "h" else f"{name}_{f}")).write_text("")
+    return folder
+
+
+def with_shared(shared: str) -> str:
+    return edit(r"^rdc = false", f'rdc = false\nshared = "{shared}"')
+
+
+def test_shared_folder_loads_with_its_sources(tmp_path):
+    folder = shared_folder(tmp_path, "ch02_memory", "ladder",
+                           ("h", "baseline.cu", "reference.cpp", "test.cpp", "bench.cpp"))
+    path = write(tmp_path, "ch02_memory", "rung", with_shared("ladder"))
+    (path.parent / "rung_test.cpp").write_text("")  # extra cases of this rung
+    (path.parent / "rung_probe.cu").write_text("")  # course code of this rung only
+    ex = manifest.load_manifest(path)
+    assert ex.shared == "ladder" and ex.shared_directory == folder
+    assert manifest.shared_sources(ex) == ["ladder_baseline.cu", "ladder_reference.cpp"]
+    assert manifest.course_sources(ex) == ["rung_probe.cu"]
+    assert manifest.test_sources(ex) == [folder / "ladder_test.cpp", path.parent / "rung_test.cpp"]
+    assert manifest.bench_sources(ex) == [folder / "ladder_bench.cpp"]
+
+
+def test_without_shared_the_exercise_has_its_own_test_and_bench(tmp_path):
+    path = write(tmp_path, "ch02_memory", "alone")
+    for f in ("alone_test.cpp", "alone_bench.cpp"):
+        (path.parent / f).write_text("")
+    ex = manifest.load_manifest(path)
+    assert ex.shared == "" and ex.shared_directory is None
+    assert manifest.shared_sources(ex) == []
+    assert manifest.test_sources(ex) == [path.parent / "alone_test.cpp"]
+    assert manifest.bench_sources(ex) == [path.parent / "alone_bench.cpp"]
+
+
+def test_shared_bench_or_the_exercise_bench(tmp_path):
+    """A shared folder without a benchmark leaves it to each exercise."""
+    shared_folder(tmp_path, "ch02_memory", "ladder", ("h", "test.cpp"))
+    path = write(tmp_path, "ch02_memory", "rung", with_shared("ladder"))
+    (path.parent / "rung_bench.cpp").write_text("")
+    ex = manifest.load_manifest(path)
+    assert manifest.bench_sources(ex) == [path.parent / "rung_bench.cpp"]
+
+
+def shared_error(tmp_path, shared: str, words: str) -> None:
+    path = write(tmp_path, "ch02_memory", "rung", with_shared(shared))
+    with pytest.raises(ManifestError) as info:
+        manifest.load_manifest(path)
+    message = str(info.value)
+    assert info.value.field == "exercise.shared", message
+    assert str(path) in message and words in message and "\n" not in message
+
+
+def test_shared_missing_folder(tmp_path):
+    shared_error(tmp_path, "ladder", "no folder")
+
+
+def test_shared_folder_in_another_chapter(tmp_path):
+    shared_folder(tmp_path, "ch01_basics", "ladder")
+    shared_error(tmp_path, "ladder", "no folder")
+
+
+def test_shared_missing_header(tmp_path):
+    shared_folder(tmp_path, "ch02_memory", "ladder", ("test.cpp",))
+    shared_error(tmp_path, "ladder", "no header ladder.h")
+
+
+def test_shared_names_an_exercise(tmp_path):
+    write(tmp_path, "ch02_memory", "other")
+    (tmp_path / "chapters" / "ch02_memory" / "other" / "other.h").write_text("")
+    shared_error(tmp_path, "other", "is an exercise")
+
+
+def test_shared_bad_name(tmp_path):
+    shared_error(tmp_path, "../ch01_basics/ladder", "lower_snake_case")
+
+
+def test_shared_and_own_benchmark_conflict(tmp_path):
+    shared_folder(tmp_path, "ch02_memory", "ladder", ("h", "bench.cpp"))
+    (tmp_path / "chapters" / "ch02_memory" / "rung").mkdir(parents=True)
+    (tmp_path / "chapters" / "ch02_memory" / "rung" / "rung_bench.cpp").write_text("")
+    shared_error(tmp_path, "ladder", "keep one")
+
+
+def test_shared_wrong_type(tmp_path):
+    path = write(tmp_path, "ch02_memory", "rung", edit(r"^rdc = false", "rdc = false\nshared = 1"))
+    with pytest.raises(ManifestError, match="exercise.shared"):
+        manifest.load_manifest(path)
+
+
+def test_shared_folder_is_neither_an_exercise_nor_incomplete(tmp_path):
+    shared_folder(tmp_path, "ch02_memory", "ladder", ("h", "test.cpp", "bench.cpp"))
+    write(tmp_path, "ch02_memory", "rung_a", with_shared("ladder"))
+    write(tmp_path, "ch02_memory", "rung_b", with_shared("ladder"))
+    lonely = tmp_path / "chapters" / "ch02_memory" / "lonely"
+    lonely.mkdir()
+    # A folder of the same name in another chapter is not shared by these manifests.
+    elsewhere = shared_folder(tmp_path, "ch03_more", "ladder")
+    assert [e.name for e in manifest.discover(tmp_path)] == ["rung_a", "rung_b"]
+    assert manifest.incomplete_folders(tmp_path) == [lonely, elsewhere]
+
+
+def test_incomplete_folders_survives_a_broken_manifest(tmp_path):
+    """incomplete_folders runs before discover() reports manifest errors: it must not fail."""
+    shared_folder(tmp_path, "ch02_memory", "ladder")
+    write(tmp_path, "ch02_memory", "rung", with_shared("ladder"))
+    write(tmp_path, "ch02_memory", "broken", VALID + "\nnot = = toml\n")
+    assert manifest.incomplete_folders(tmp_path) == []
+
+
+def test_meson_plan_lists_each_shared_folder_once(tmp_path, capsys):
+    from grader import meson_plan
+    shared_folder(tmp_path, "ch02_memory", "ladder", ("h", "baseline.cu", "test.cpp", "bench.cpp"))
+    write(tmp_path, "ch02_memory", "rung_a", with_shared("ladder"))  # libraries = ["cublas"]
+    write(tmp_path, "ch02_memory", "rung_b",
+          with_shared("ladder").replace('libraries = ["cublas"]', 'libraries = ["cudadevrt"]'))
+    assert meson_plan.main(str(tmp_path)) == 0
+    records = [line.split("|") for line in capsys.readouterr().out.splitlines()]
+    folder = "chapters/ch02_memory/ladder"
+    # Its libraries are every user's: it is compiled once for all of them.
+    assert records[0] == ["shared", "ch02_memory/ladder", folder, "ladder_baseline.cu",
+                          "cublas,cudadevrt"]
+    assert [r[1] for r in records[1:]] == ["rung_a", "rung_b"]
+    for r in records[1:]:
+        assert r[0] == "exercise" and r[9] == "ch02_memory/ladder"
+        assert r[10] == f"{folder}/ladder_test.cpp" and r[11] == f"{folder}/ladder_bench.cpp"

@@ -22,8 +22,10 @@ def test_there_are_exercises():
 def test_exercise_files(ex):
     folder = ex.directory
     assert folder == ROOT / "chapters" / ex.chapter / ex.name
-    for suffix in (".h", "_test.cpp", "_bench.cpp"):
-        assert (folder / f"{ex.name}{suffix}").is_file(), f"{ex.name}{suffix} missing"
+    assert (folder / f"{ex.name}.h").is_file(), f"{ex.name}.h missing"
+    # Tests and benchmark: the exercise's own, or its shared folder's.
+    assert manifest.test_sources(ex), f"{ex.name}_test.cpp missing"
+    assert manifest.bench_sources(ex), f"{ex.name}_bench.cpp missing"
     for tree in ("solutions", "skeletons"):
         for f in ex.files:
             assert (ROOT / tree / ex.chapter / f).is_file(), f"{tree}/{ex.chapter}/{f} missing"
@@ -47,11 +49,23 @@ def test_meson_plan_lists_every_exercise():
     out = io.StringIO()
     with redirect_stdout(out):
         assert meson_plan.main(str(ROOT)) == 0
-    lines = out.getvalue().splitlines()
+    records = [line.split("|") for line in out.getvalue().splitlines()]
+    shared = {r[1]: r for r in records if r[0] == "shared"}
+    lines = [r for r in records if r[0] == "exercise"]
+    assert len(shared) + len(lines) == len(records)
     exercises = manifest.discover(ROOT)
     assert len(lines) == len(exercises)
-    for line, ex in zip(lines, exercises):
-        fields = line.split("|")
-        assert len(fields) == 8
-        assert fields[0] == ex.name and fields[1] == ex.chapter
-        assert fields[3] == ",".join(ex.files)
+    for fields, ex in zip(lines, exercises):
+        assert len(fields) == 12
+        assert fields[1] == ex.name and fields[2] == ex.chapter
+        assert fields[4] == ",".join(ex.files)
+        assert fields[9] == (f"{ex.chapter}/{ex.shared}" if ex.shared else "")
+        assert fields[10] and fields[11]  # a test and a benchmark source
+        for path in fields[10].split(",") + fields[11].split(","):
+            assert (ROOT / path).is_file(), path
+    # Each shared folder once, with the sources compiled once for all its exercises.
+    assert set(shared) == {f"{e.chapter}/{e.shared}" for e in exercises if e.shared}
+    for key, (_, _, folder, sources, _) in shared.items():
+        assert (ROOT / folder / f"{key.split('/')[1]}.h").is_file()
+        assert all((ROOT / folder / s).is_file() for s in sources.split(",") if s)
+
