@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "course/check.h"
+#include "course/device.h"
 
 // Sum of a warp's 32 values, in lane 0: registers exchanged by shuffles, no shared memory.
 __device__ __forceinline__ long long warp_sum(long long value) {
@@ -29,7 +30,8 @@ void reduce_v8_warp_shuffle(const int* in, int n, int block_size, long long* par
   require_reduce_block_size(block_size);
   // TODO: Zero *out on the stream (cudaMemsetAsync), return when n = 0, then launch
   //       warp_shuffle_kernel with enough blocks to fill every SM once (the occupancy API says
-  //       how many fit per SM), but no more blocks than there are int4 vectors to read.
+  //       how many fit per SM, course::sm_count() how many SMs), but no more blocks than there
+  //       are int4 vectors to read.
   //       `partial` is not needed when every block adds its sum to *out atomically.
   (void)in; (void)n; (void)partial; (void)out; (void)stream;
 }

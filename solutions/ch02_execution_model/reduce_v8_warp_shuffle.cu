@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "course/check.h"
+#include "course/device.h"
 
 // Sum of a warp's 32 values, in lane 0: registers exchanged by shuffles, no shared memory.
 __device__ __forceinline__ long long warp_sum(long long value) {
@@ -76,27 +77,25 @@ void reduce_v8_warp_shuffle(const int* in, int n, int block_size, long long* par
   require_reduce_block_size(block_size);
   // @begin-solution: Zero *out on the stream (cudaMemsetAsync), return when n = 0, then launch
   // @hint: warp_shuffle_kernel with enough blocks to fill every SM once (the occupancy API says
-  // @hint: how many fit per SM), but no more blocks than there are int4 vectors to read.
+  // @hint: how many fit per SM, course::sm_count() how many SMs), but no more blocks than there
+  // @hint: are int4 vectors to read.
   // @hint: `partial` is not needed when every block adds its sum to *out atomically.
   (void)partial;
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(long long), stream));
   if (n == 0) return;
   // Resident blocks per SM for each allowed block size (64 << k), asked once.
   static int blocks_per_sm[5] = {};
-  static int sm_count = 0;
   int k = 0;
   while ((64 << k) < block_size) ++k;
   if (blocks_per_sm[k] == 0) {
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm[k],
                                                              warp_shuffle_kernel, block_size, 0));
   }
   const std::size_t vectors = static_cast<std::size_t>(n) / 4 + 1;
   const std::size_t wanted = (vectors + block_size - 1) / block_size;
-  const int blocks = static_cast<int>(
-      std::max<std::size_t>(1, std::min<std::size_t>(wanted, static_cast<std::size_t>(blocks_per_sm[k]) * sm_count)));
+  const std::size_t resident = static_cast<std::size_t>(blocks_per_sm[k]) * course::sm_count();
+  const int blocks =
+      static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, resident)));
   warp_shuffle_kernel<<<blocks, block_size, 0, stream>>>(in, n,
                                                          reinterpret_cast<unsigned long long*>(out));
   CUDA_CHECK_LAUNCH();

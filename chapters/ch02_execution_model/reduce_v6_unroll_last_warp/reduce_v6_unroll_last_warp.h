@@ -4,7 +4,7 @@
 // yours, below) to sum s[0..63].
 //
 // Frozen API: the rules shared by every rung (n, block_size in 64..1024 powers of two, the
-// partial scratch buffer, *out) are in ../reduce_ladder.h.
+// partial scratch buffer, *out) are in ../reduce_ladder/reduce_ladder.h.
 //
 // You also write the last warp's step, in the same file:
 //
@@ -15,26 +15,19 @@
 // anything). It must be correct however the lanes of the warp are scheduled: since Volta
 // (independent thread scheduling) lanes need not run in lockstep, so `volatile` alone does not
 // order one lane's write before another lane's read. The tests also call it with the warp's
-// lanes split across two branches (reduce_v6_unroll_last_warp_probe.cuh, which this header
-// brings into your .cu): use __syncwarp() between reads and writes, or shuffles.
+// lanes split across two branches, from the course's probe kernel in another translation unit
+// (this exercise is built with relocatable device code for that): use __syncwarp() between
+// reads and writes, or shuffles. Kept in the same file as your kernel, nvcc can still inline it
+// there.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include "../reduce_ladder.h"
-
-// For each trial t (one warp each): s[0..63] = values[64 t .. 64 t + 63] in shared memory;
-// the lanes whose bit is set in masks[t] call warp_reduce_last from one branch after spinning
-// for spin_cycles clock cycles, the others from a second branch before spinning; sums[t] =
-// s[0] afterwards. A mask of 0xffffffff keeps the warp converged. Course-owned, defined in
-// reduce_v6_unroll_last_warp_probe.cuh.
-void probe_warp_reduce_last(const long long* values, const unsigned* masks, int trials,
-                            long long spin_cycles, long long* sums, cudaStream_t stream);
+#include "reduce_ladder.h"
 
 void reduce_v6_unroll_last_warp(const int* in, int n, int block_size, long long* partial, long long* out,
                                 cudaStream_t stream);
 
 #ifdef __CUDACC__
 __device__ void warp_reduce_last(long long* s, unsigned lane);
-#include "reduce_v6_unroll_last_warp_probe.cuh"
 #endif

@@ -1,12 +1,18 @@
-// Correctness of reduce_v6_unroll_last_warp: the cases shared by every rung of the ladder.
-#include "reduce_v6_unroll_last_warp.h"
+// Cases of reduce_v6_unroll_last_warp beyond those every rung meets (reduce_ladder_test.cpp,
+// linked into the same test binary): warp_reduce_last on its own, through the course's probe.
+#include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdio>
+#include <string>
+#include <vector>
 
-#define COURSE_REDUCE reduce_v6_unroll_last_warp
-#include "../reduce_ladder_test.inc"
+#include "course/testing.h"
+#include "reduce_v6_unroll_last_warp_probe.h"
 
 namespace {
+
+using course::testing::GuardedInput;
 
 // warp_reduce_last on its own: first with the warp converged, then with its lanes split
 // across two branches (halves, alternate lanes, single lanes, random splits; each group

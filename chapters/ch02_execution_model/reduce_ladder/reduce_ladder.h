@@ -1,5 +1,6 @@
 // Shared by the eight rungs of the reduction ladder (reduce_v1_* ... reduce_v8_*): the rules
-// every rung's launcher follows, and the course-owned helpers each rung's *_baseline.cu defines.
+// every rung's launcher follows, and the course-owned helpers defined in reduce_ladder_baseline.cu
+// (compiled once, linked into every rung's test and benchmark).
 //
 // Every rung sums n ints exactly into one long long. The launchers all have this shape:
 //
@@ -43,7 +44,7 @@ inline std::size_t reduce_partial_capacity(int n, int block_size) {
   return blocks > 0 ? blocks : 1;
 }
 
-// --- course-owned, defined in each rung's *_baseline.cu -----------------------------------
+// --- course-owned, defined in reduce_ladder_baseline.cu -----------------------------------
 
 // Second pass: *out = partial[0] + ... + partial[count - 1] (count >= 0; 0 gives 0). Enqueued
 // on `stream`. The rungs that leave one partial sum per block call this to finish.
@@ -53,18 +54,3 @@ void reduce_partials(const long long* partial, int count, long long* out, cudaSt
 std::size_t cub_reduce_sum_temp_bytes(int n);
 void cub_reduce_sum(const int* in, int n, long long* out, void* temp, std::size_t temp_bytes,
                     cudaStream_t stream);
-
-// data[i] = hashed_int(i, seed) for i in [0, n), generated on the device so the benchmark's
-// 1 GiB input costs no host random draws or upload.
-void fill_hashed_ints(int* data, std::size_t n, std::uint32_t seed, cudaStream_t stream);
-
-// A full-range 32-bit value per index (splitmix64 finaliser): sums of many need 64 bits.
-__host__ __device__ inline int hashed_int(std::uint64_t i, std::uint32_t seed) {
-  std::uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return static_cast<int>(static_cast<std::uint32_t>(x >> 32));
-}

@@ -1,5 +1,6 @@
-// GoogleTest cases shared by every rung of the reduction ladder. A rung's *_test.cpp defines
-// COURSE_REDUCE (its launcher) and includes this file, so every rung meets the same cases.
+// GoogleTest cases shared by every rung of the reduction ladder, compiled once per rung with
+// COURSE_EXERCISE (the rung's launcher) and COURSE_EXERCISE_HEADER (its header) defined by the
+// build, so every rung meets the same cases.
 //
 // Sizes sit around warp and block boundaries and powers of two, and every block size the API
 // allows is exercised. Values are full-range ints, so any int accumulator overflows; the
@@ -14,10 +15,12 @@
 #include <vector>
 
 #include "course/testing.h"
+#include "reduce_ladder.h"
 
-#ifndef COURSE_REDUCE
-#error "define COURSE_REDUCE as the rung's launcher before including reduce_ladder_test.inc"
+#if !defined(COURSE_EXERCISE) || !defined(COURSE_EXERCISE_HEADER)
+#error "the build defines COURSE_EXERCISE and COURSE_EXERCISE_HEADER (see meson.build)"
 #endif
+#include COURSE_EXERCISE_HEADER
 
 namespace {
 
@@ -48,7 +51,7 @@ void check_reduce(int n, int block_size, int misalign, int lo, int hi) {
   auto partial = course::testing::poisoned_output<long long>(capacity + kGuard);
   auto out = course::testing::poisoned_output<long long>(1 + kGuard);
 
-  COURSE_REDUCE(in.data() + misalign, n, block_size, partial.data(), out.data(), nullptr);
+  COURSE_EXERCISE(in.data() + misalign, n, block_size, partial.data(), out.data(), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   const auto got = out.download();
@@ -106,7 +109,7 @@ TEST(ReduceEdge, ZeroElementsGiveZero) {
   auto out = course::testing::poisoned_output<long long>(1);
   auto rng = course::testing::case_rng();
   GuardedInput<int> in(course::random_ints(4, INT_MIN, INT_MAX, rng));
-  COURSE_REDUCE(in.data(), 0, 256, partial.data(), out.data(), nullptr);
+  COURSE_EXERCISE(in.data(), 0, 256, partial.data(), out.data(), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(course::testing::equal(std::vector<long long>{0}, out.download(),
                                      {{}, "sum of n = 0 ints"}));
@@ -131,7 +134,7 @@ TEST(ReduceEdge, RepeatedCallsDoNotAccumulate) {
   auto partial = course::testing::poisoned_output<long long>(reduce_partial_capacity(n, 128));
   auto out = course::testing::poisoned_output<long long>(1);
   for (int call = 0; call < 2; ++call) {
-    COURSE_REDUCE(in.data(), n, 128, partial.data(), out.data(), nullptr);
+    COURSE_EXERCISE(in.data(), n, 128, partial.data(), out.data(), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(values, 0)},
                                        out.download(),
@@ -147,7 +150,7 @@ TEST(ReduceEdge, RunsOnTheGivenStream) {
   auto partial = course::testing::poisoned_output<long long>(reduce_partial_capacity(n, 256));
   auto out = course::testing::poisoned_output<long long>(1);
   course::Stream stream;
-  COURSE_REDUCE(in.data(), n, 256, partial.data(), out.data(), stream);
+  COURSE_EXERCISE(in.data(), n, 256, partial.data(), out.data(), stream);
   stream.synchronize();
   long long got = 0;
   CUDA_CHECK(cudaMemcpy(&got, out.data(), sizeof got, cudaMemcpyDeviceToHost));
@@ -161,7 +164,7 @@ TEST(ReduceEdge, RejectsUnsupportedBlockSizes) {
   auto rng = course::testing::case_rng();
   GuardedInput<int> in(course::random_ints(100, INT_MIN, INT_MAX, rng));
   for (const int block_size : {0, 32, 96, 2048}) {
-    EXPECT_THROW(COURSE_REDUCE(in.data(), 100, block_size, partial.data(), out.data(), nullptr),
+    EXPECT_THROW(COURSE_EXERCISE(in.data(), 100, block_size, partial.data(), out.data(), nullptr),
                  std::invalid_argument)
         << "block_size = " << block_size;
   }

@@ -1,13 +1,14 @@
-// Course-owned probe of warp_reduce_last under independent thread scheduling. Included by
-// reduce_v6_unroll_last_warp.h in CUDA translation units only, so it is compiled once, in your
-// reduce_v6_unroll_last_warp.cu, next to your warp_reduce_last. Do not include it elsewhere.
-#pragma once
+// Course-owned probe of warp_reduce_last under independent thread scheduling. It calls the
+// student's warp_reduce_last, defined in the student's .cu: a call across translation units,
+// which is why this exercise is built with relocatable device code (rdc = true).
+#include "reduce_v6_unroll_last_warp_probe.h"
 
 #include "course/check.h"
+#include "reduce_v6_unroll_last_warp.h"
 
-namespace reduce_v6_probe {
+namespace {
 
-__device__ inline void spin(long long cycles) {
+__device__ void spin(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
   }
@@ -36,11 +37,11 @@ __global__ void probe_kernel(const long long* values, const unsigned* masks, lon
   if (lane == 0) sums[blockIdx.x] = s[0];
 }
 
-}  // namespace reduce_v6_probe
+}  // namespace
 
 void probe_warp_reduce_last(const long long* values, const unsigned* masks, int trials,
                             long long spin_cycles, long long* sums, cudaStream_t stream) {
   if (trials <= 0) return;
-  reduce_v6_probe::probe_kernel<<<trials, 32, 0, stream>>>(values, masks, spin_cycles, sums);
+  probe_kernel<<<trials, 32, 0, stream>>>(values, masks, spin_cycles, sums);
   CUDA_CHECK_LAUNCH();
 }

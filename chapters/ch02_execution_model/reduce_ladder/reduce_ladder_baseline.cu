@@ -1,26 +1,15 @@
-// Definitions of the course-owned helpers declared in reduce_ladder.h. Each rung's
-// *_baseline.cu includes this file once, so every rung's test and benchmark binary has them.
-#pragma once
-
+// Definitions of the course-owned helpers declared in reduce_ladder.h: the second pass and CUB's
+// sum. Compiled once per build (CUB makes it the slowest file of the ladder to compile) into the
+// library every rung's test and benchmark binary links.
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
 
 #include "course/check.h"
+#include "course/device.h"
 #include "reduce_ladder.h"
 
-namespace reduce_ladder_detail {
-
-inline int sm_count() {
-  static const int count = [] {
-    int device = 0;
-    int value = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
-    return value;
-  }();
-  return count;
-}
+namespace {
 
 constexpr int kFinishThreads = 256;
 
@@ -46,21 +35,13 @@ __global__ void __launch_bounds__(kFinishThreads)
   }
 }
 
-__global__ void fill_hashed_ints_kernel(int* data, std::size_t n, std::uint32_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride)
-    data[i] = hashed_int(i, seed);
-}
-
-}  // namespace reduce_ladder_detail
+}  // namespace
 
 void reduce_partials(const long long* partial, int count, long long* out, cudaStream_t stream) {
-  using namespace reduce_ladder_detail;
   CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(long long), stream));
   if (count <= 0) return;
   const int blocks =
-      std::min((count + kFinishThreads * 8 - 1) / (kFinishThreads * 8), sm_count() * 4);
+      std::min((count + kFinishThreads * 8 - 1) / (kFinishThreads * 8), course::sm_count() * 4);
   sum_partials_kernel<<<blocks, kFinishThreads, 0, stream>>>(
       partial, count, reinterpret_cast<unsigned long long*>(out));
   CUDA_CHECK_LAUNCH();
@@ -76,11 +57,4 @@ std::size_t cub_reduce_sum_temp_bytes(int n) {
 void cub_reduce_sum(const int* in, int n, long long* out, void* temp, std::size_t temp_bytes,
                     cudaStream_t stream) {
   CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream));
-}
-
-void fill_hashed_ints(int* data, std::size_t n, std::uint32_t seed, cudaStream_t stream) {
-  if (n == 0) return;
-  const int blocks = reduce_ladder_detail::sm_count() * 8;
-  reduce_ladder_detail::fill_hashed_ints_kernel<<<blocks, 256, 0, stream>>>(data, n, seed);
-  CUDA_CHECK_LAUNCH();
 }
