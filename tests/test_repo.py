@@ -69,3 +69,17 @@ def test_meson_plan_lists_every_exercise():
         assert (ROOT / folder / f"{key.split('/')[1]}.h").is_file()
         assert all((ROOT / folder / s).is_file() for s in sources.split(",") if s)
 
+
+def test_ladders_share_their_course_code():
+    """The reduction and matrix-product rungs keep only their header and manifest: tests,
+    benchmark and course sources live in the ladder's shared folder."""
+    ladders = {"reduce_ladder": [e for e in EXERCISES if e.name.startswith("reduce_v")],
+               "matmul_ladder": [e for e in EXERCISES if e.name.startswith("matmul_v")]}
+    for shared, rungs in ladders.items():
+        assert rungs
+        for ex in rungs:
+            assert ex.shared == shared, ex.key
+            assert manifest.bench_sources(ex) == [ex.shared_directory / f"{shared}_bench.cpp"]
+            assert manifest.test_sources(ex)[0] == ex.shared_directory / f"{shared}_test.cpp"
+    shared_folders = {ex.shared_directory for ex in EXERCISES if ex.shared}
+    assert not shared_folders & set(manifest.incomplete_folders(ROOT))

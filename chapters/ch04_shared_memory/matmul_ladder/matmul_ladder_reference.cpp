@@ -1,5 +1,4 @@
-// Definitions of the CPU reference declared in matmul_ladder.h. Each rung's *_reference.cpp
-// includes this file once, so every rung's course library compiles it.
+// Definitions of the CPU reference declared in matmul_ladder.h, compiled once per build.
 #include <cstddef>
 
 #include "matmul_ladder.h"

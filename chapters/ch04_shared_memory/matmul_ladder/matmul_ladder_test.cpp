@@ -1,6 +1,6 @@
-// GoogleTest cases shared by every rung of the matrix-product ladder. A rung's *_test.cpp
-// includes its header, defines COURSE_MATMUL (its launcher) and includes this file, so every
-// rung meets the same cases.
+// GoogleTest cases shared by every rung of the matrix-product ladder, compiled once per rung
+// with COURSE_EXERCISE (the rung's launcher) and COURSE_EXERCISE_HEADER (its header) defined by
+// the build, so every rung meets the same cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +11,10 @@
 #include "course/testing.h"
 #include "matmul_ladder.h"
 
-#ifndef COURSE_MATMUL
-#error "define COURSE_MATMUL as the rung's launcher before including matmul_ladder_test.inc"
+#if !defined(COURSE_EXERCISE) || !defined(COURSE_EXERCISE_HEADER)
+#error "the build defines COURSE_EXERCISE and COURSE_EXERCISE_HEADER (see meson.build)"
 #endif
+#include COURSE_EXERCISE_HEADER
 
 namespace {
 
@@ -45,7 +46,7 @@ void check_matmul(Dims d, cudaStream_t stream) {
   GuardedInput<float> b(course::random_floats(b_n, -1.f, 1.f, rng));
   auto c = course::testing::poisoned_output<float>(c_n + kGuard);
 
-  COURSE_MATMUL(a.data(), b.data(), c.data(), d.m, d.n, d.k, stream);
+  COURSE_EXERCISE(a.data(), b.data(), c.data(), d.m, d.n, d.k, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
   const auto all = c.download();
@@ -89,13 +90,13 @@ TEST(MatmulEdge, EmptyProductWritesNothingThenSmallWorks) {
   GuardedInput<float> a(course::random_floats(kGuard, -1.f, 1.f, rng));
   GuardedInput<float> b(course::random_floats(kGuard, -1.f, 1.f, rng));
   auto c = course::testing::poisoned_output<float>(kGuard);
-  COURSE_MATMUL(a.data(), b.data(), c.data(), 0, 4, 4, nullptr);
-  COURSE_MATMUL(a.data(), b.data(), c.data(), 4, 0, 4, nullptr);
+  COURSE_EXERCISE(a.data(), b.data(), c.data(), 0, 4, 4, nullptr);
+  COURSE_EXERCISE(a.data(), b.data(), c.data(), 4, 0, 4, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), c.download(),
                                      {{}, "C after calls with M = 0 or N = 0"}));
   // The same buffers then take a real 3 x 5 x 4 product, so doing nothing does not pass.
-  COURSE_MATMUL(a.data(), b.data(), c.data(), 3, 5, 4, nullptr);
+  COURSE_EXERCISE(a.data(), b.data(), c.data(), 3, 5, 4, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   auto expected = matmul_ladder_reference(a.host(), b.host(), 3, 5, 4);
   const auto rest = poison_vector(kGuard - 15);

@@ -5,18 +5,15 @@
 //   void matmul_vK_name(const float* A, const float* B, float* C, int M, int N, int K,
 //                       cudaStream_t stream);
 //
-// The CPU reference is defined in each rung's *_reference.cpp (matmul_ladder_reference.inc), the
-// GPU helpers in each rung's *_baseline.cu (matmul_ladder_baseline.inc), so every rung's test and
-// benchmark binary has them.
+// The CPU reference is defined in matmul_ladder_reference.cpp, cuBLAS's product in
+// matmul_ladder_baseline.cpp: compiled once, linked into every rung's test and benchmark binary.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
 #include <vector>
 
-// --- CPU reference, defined in each rung's *_reference.cpp ---------------------------------
+// --- CPU reference, defined in matmul_ladder_reference.cpp --------------------------------
 
 // C = A B with double-precision accumulation, rounded to float once at the end.
 std::vector<float> matmul_ladder_reference(const std::vector<float>& A, const std::vector<float>& B,
@@ -25,10 +22,8 @@ std::vector<float> matmul_ladder_reference(const std::vector<float>& A, const st
 double matmul_ladder_reference_at(const std::vector<float>& A, const std::vector<float>& B, int N,
                                   int K, int i, int j);
 
-// --- course-owned GPU code for the benchmark, defined in each rung's *_baseline.cu ----------
+// --- course-owned GPU code for the benchmark, defined in matmul_ladder_baseline.cpp --------
 
 // cuBLAS SGEMM on the same row-major problem, FP32 arithmetic (CUBLAS_DEFAULT_MATH, no TF32).
 void matmul_ladder_cublas(const float* A, const float* B, float* C, int M, int N, int K,
                           cudaStream_t stream);
-// Fills data[0, n) with hashed values in [-1, 1): big inputs without a huge host draw.
-void matmul_ladder_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream);

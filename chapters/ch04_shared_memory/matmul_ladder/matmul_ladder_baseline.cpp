@@ -1,6 +1,6 @@
-// Definitions of the course-owned GPU code declared in matmul_ladder.h: cuBLAS SGEMM and the
-// hashed input fill. Each rung's *_baseline.cu includes this file once, so every rung's course
-// library compiles it.
+// Definition of the course-owned baseline declared in matmul_ladder.h: cuBLAS SGEMM. Host code
+// only (no kernel of its own, so no nvcc), compiled once per build into the library every
+// rung's test and benchmark binary links.
 #include "matmul_ladder.h"
 
 #include <cublas_v2.h>
@@ -30,18 +30,6 @@ cublasHandle_t handle() {
   return h;
 }
 
-__global__ void fill_hash_kernel(float* data, std::size_t n, std::uint64_t seed) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);  // splitmix64 of (seed, i)
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    data[i] = static_cast<float>(static_cast<std::uint32_t>(z >> 40)) * (2.0f / 16777216.0f) - 1.0f;
-  }
-}
-
 }  // namespace
 
 void matmul_ladder_cublas(const float* A, const float* B, float* C, int M, int N, int K,
@@ -53,10 +41,4 @@ void matmul_ladder_cublas(const float* A, const float* B, float* C, int M, int N
   check_cublas(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, N, A, K, &zero,
                            C, N),
                "cublasSgemm");
-}
-
-void matmul_ladder_fill_hash(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
-  if (n == 0) return;
-  fill_hash_kernel<<<1024, 256, 0, stream>>>(data, n, seed);
-  CUDA_CHECK_LAUNCH();
 }

@@ -1,21 +1,23 @@
 // Benchmark shared by every rung of the matrix-product ladder: FP32 throughput of the rung on a
 // 4096^3 product against cuBLAS SGEMM (FP32 arithmetic, no TF32) on the same inputs in the same
 // run. The rung's output is compared with cuBLAS's in full, and cuBLAS's with a double-precision
-// CPU value at sampled positions. A rung's *_bench.cpp includes its header, defines
-// COURSE_MATMUL (its launcher) and COURSE_MATMUL_NAME (its measurement name, a string literal),
-// then includes this file.
+// CPU value at sampled positions. Compiled once per rung with COURSE_EXERCISE (the rung's
+// launcher), COURSE_EXERCISE_NAME (its measurement name, a string literal) and
+// COURSE_EXERCISE_HEADER defined by the build.
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "course/bench.h"
 #include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 #include "matmul_ladder.h"
 
-#if !defined(COURSE_MATMUL) || !defined(COURSE_MATMUL_NAME)
-#error "define COURSE_MATMUL and COURSE_MATMUL_NAME before including matmul_ladder_bench.inc"
+#if !defined(COURSE_EXERCISE) || !defined(COURSE_EXERCISE_NAME) || !defined(COURSE_EXERCISE_HEADER)
+#error "the build defines COURSE_EXERCISE, COURSE_EXERCISE_NAME and COURSE_EXERCISE_HEADER"
 #endif
+#include COURSE_EXERCISE_HEADER
 
 void course::run_benchmark(course::Benchmark& bench) {
   const int M = 4096, N = 4096, K = 4096;
@@ -24,8 +26,8 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t b_n = static_cast<std::size_t>(K) * N;
   const std::size_t c_n = static_cast<std::size_t>(M) * N;
   course::DeviceBuffer<float> a(a_n), b(b_n), c_cublas(c_n), c(c_n);
-  matmul_ladder_fill_hash(a.data(), a_n, course::run_seed(), bench.stream());
-  matmul_ladder_fill_hash(b.data(), b_n, course::run_seed() ^ 0x5bd1e995ull, bench.stream());
+  course::fill_hashed(a.data(), a_n, course::run_seed(), bench.stream());  // [-1, 1)
+  course::fill_hashed(b.data(), b_n, course::run_seed() ^ 0x5bd1e995ull, bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
 
   c_cublas.fill_bytes(course::kPoisonByte);
@@ -36,7 +38,7 @@ void course::run_benchmark(course::Benchmark& bench) {
   {
     const auto a_host = a.download();
     const auto b_host = b.download();
-    auto rng = course::make_rng(COURSE_MATMUL_NAME "_bench_samples");
+    auto rng = course::make_rng(COURSE_EXERCISE_NAME "_bench_samples");
     std::vector<float> want, got;
     for (int s = 0; s < 256; ++s) {
       const int i = static_cast<int>(rng() % M), j = static_cast<int>(rng() % N);
@@ -48,10 +50,10 @@ void course::run_benchmark(course::Benchmark& bench) {
   }
 
   c.fill_bytes(course::kPoisonByte);
-  bench.time(COURSE_MATMUL_NAME, flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
-    COURSE_MATMUL(a.data(), b.data(), c.data(), M, N, K, s);
+  bench.time(COURSE_EXERCISE_NAME, flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
+    COURSE_EXERCISE(a.data(), b.data(), c.data(), M, N, K, s);
   });
-  bench.check(COURSE_MATMUL_NAME,
+  bench.check(COURSE_EXERCISE_NAME,
               course::compare_close(expected, c.download(), {1e-4, 1e-2},
                                     {{static_cast<std::size_t>(M),
                                       static_cast<std::size_t>(N)}, "C"}));
