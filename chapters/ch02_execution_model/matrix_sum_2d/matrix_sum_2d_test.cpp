@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,8 +11,7 @@
 namespace {
 
 using course::testing::GuardedInput;
-
-constexpr int kGuard = 64;  // poisoned floats after c: writes past ny * nx change them
+using course::testing::GuardedOutput;
 
 void check_matrix_sum(int nx, int ny) {
   const std::size_t count = static_cast<std::size_t>(nx) * ny;
@@ -21,24 +19,18 @@ void check_matrix_sum(int nx, int ny) {
   const auto a_host = course::random_floats(count, -100.f, 100.f, rng);
   const auto b_host = course::random_floats(count, -100.f, 100.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
-  auto c = course::testing::poisoned_output<float>(count + kGuard);
+  GuardedOutput<float> c(count);
 
   matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   std::vector<float> expected(count);
   for (std::size_t i = 0; i < count; ++i) expected[i] = a_host[i] + b_host[i];
-  const auto all = c.download();
-  const std::vector<float> got(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count));
   course::CompareOptions options;
   options.shape = {static_cast<std::size_t>(ny), static_cast<std::size_t>(nx)};
   options.what = "c (coordinates are [iy, ix])";
-  EXPECT_TRUE(course::testing::equal(expected, got, options));
-  std::vector<float> poison(kGuard);
-  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
-  EXPECT_TRUE(course::testing::equal(
-      poison, std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(count), all.end()),
-      {{}, "memory after c[ny * nx] (must not be written)"}));
+  EXPECT_TRUE(course::testing::equal(expected, c.download(), options));
+  EXPECT_TRUE(c.guards_intact("c (ny * nx)"));
   EXPECT_TRUE(a.unchanged("a"));
   EXPECT_TRUE(b.unchanged("b"));
 }
@@ -70,22 +62,24 @@ INSTANTIATE_TEST_SUITE_P(Large, MatrixSum2d,
                          shape_name);
 
 TEST(MatrixSum2dEdge, EmptyMatricesWriteNothingThenASmallOneWorks) {
+  constexpr int kCount = 64;
   auto rng = course::testing::case_rng();
-  const auto a_host = course::random_floats(kGuard, -10.f, 10.f, rng);
-  const auto b_host = course::random_floats(kGuard, -10.f, 10.f, rng);
+  const auto a_host = course::random_floats(kCount, -10.f, 10.f, rng);
+  const auto b_host = course::random_floats(kCount, -10.f, 10.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
-  auto c = course::testing::poisoned_output<float>(kGuard);
+  GuardedOutput<float> c(kCount);
   matrix_sum_2d(a.data(), b.data(), c.data(), 0, 5, nullptr);
   matrix_sum_2d(a.data(), b.data(), c.data(), 5, 0, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> poison(kGuard);
-  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
+  const auto poison = course::testing::poison_values<float>(kCount);
   EXPECT_TRUE(course::testing::equal(poison, c.download(), {{}, "c after nx = 0 or ny = 0"}));
+  EXPECT_TRUE(c.guards_intact("c after nx = 0 or ny = 0"));
   matrix_sum_2d(a.data(), b.data(), c.data(), 3, 2, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> expected = poison;
   for (int i = 0; i < 6; ++i) expected[i] = a_host[i] + b_host[i];
   EXPECT_TRUE(course::testing::equal(expected, c.download(), {{}, "c after nx = 3, ny = 2"}));
+  EXPECT_TRUE(c.guards_intact("c after nx = 3, ny = 2"));
 }
 
 TEST(MatrixSum2dEdge, RunsOnTheGivenStream) {

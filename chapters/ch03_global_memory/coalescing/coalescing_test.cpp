@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,28 +11,25 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
-
-// Every element the pattern covers is copied, every other one is left poisoned.
+// Every element the pattern covers is copied, every other one is left poisoned, and nothing
+// outside the span the pattern lies in is written.
 void check_pattern(int n, int offset, int stride, bool strided) {
-  const std::size_t span = strided ? static_cast<std::size_t>(n) * stride + 64
-                                   : static_cast<std::size_t>(n) + offset + 64;
+  const std::size_t span = strided ? static_cast<std::size_t>(n) * stride
+                                   : static_cast<std::size_t>(n) + offset;
   auto rng = course::testing::case_rng();
-  const auto in_host = course::random_floats(span, -1e4f, 1e4f, rng);
+  // 64 values past the span: reading them is allowed, copying them is not.
+  const auto in_host = course::random_floats(span + 64, -1e4f, 1e4f, rng);
   GuardedInput<float> in(in_host);
-  auto out = course::testing::poisoned_output<float>(span);
+  GuardedOutput<float> out(span);
   if (strided) {
     strided_copy(in.data(), out.data(), n, stride, nullptr);
   } else {
     offset_copy(in.data(), out.data(), n, offset, nullptr);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
-  auto expected = poison_vector(span);
+  auto expected = course::testing::poison_values<float>(span);
   for (int i = 0; i < n; ++i) {
     const std::size_t j = strided ? static_cast<std::size_t>(i) * stride
                                   : static_cast<std::size_t>(offset) + i;
@@ -44,6 +40,7 @@ void check_pattern(int n, int offset, int stride, bool strided) {
                                                     "untouched elsewhere)"
                                                   : "out (copied in [offset, offset + n), "
                                                     "untouched elsewhere)"}));
+  EXPECT_TRUE(out.guards_intact("out"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,19 +11,11 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
 struct Dims {
   int m, k;
 };
-
-// Guard elements after C: a kernel that writes past m * m changes them.
-constexpr int kGuard = 64;
-
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
 
 // Float sums of k products of values in [-1, 1] drift from the double reference by roughly
 // eps * k at worst; a missing or doubled term is off by far more.
@@ -35,19 +26,15 @@ void check_aat(Dims d, cudaStream_t stream) {
   const std::size_t a_n = static_cast<std::size_t>(d.m) * d.k;
   const std::size_t c_n = static_cast<std::size_t>(d.m) * d.m;
   GuardedInput<float> a(course::random_floats(a_n, -1.f, 1.f, rng));
-  auto c = course::testing::poisoned_output<float>(c_n + kGuard);
+  GuardedOutput<float> c(c_n);
 
   aat(a.data(), c.data(), d.m, d.k, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const auto all = c.download();
-  const std::vector<float> got(all.begin(), all.begin() + c_n);
-  const std::vector<float> tail(all.begin() + c_n, all.end());
   EXPECT_TRUE(course::testing::close(
-      aat_reference(a.host(), d.m, d.k), got, tolerance_for(d.k),
+      aat_reference(a.host(), d.m, d.k), c.download(), tolerance_for(d.k),
       {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.m)}, "C (m x m)"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
-                                     {{}, "memory after C[m * m) (must not be written)"}));
+  EXPECT_TRUE(c.guards_intact("C (m x m)"));
   EXPECT_TRUE(a.unchanged("A"));
 }
 
@@ -73,13 +60,15 @@ INSTANTIATE_TEST_SUITE_P(Large, Aat,
                          dims_name);
 
 TEST(AatEdge, EmptyMatrixWritesNothingThenSmallWorks) {
+  constexpr int kCount = 64;
   auto rng = course::testing::case_rng();
-  GuardedInput<float> a(course::random_floats(kGuard, -1.f, 1.f, rng));
-  auto c = course::testing::poisoned_output<float>(kGuard);
+  GuardedInput<float> a(course::random_floats(kCount, -1.f, 1.f, rng));
+  GuardedOutput<float> c(kCount);
   aat(a.data(), c.data(), 0, 4, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), c.download(),
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount), c.download(),
                                      {{}, "C after a call with m = 0"}));
+  EXPECT_TRUE(c.guards_intact("C after a call with m = 0"));
   // The same buffers then take a real 5 x 3 call, so doing nothing does not pass.
   aat(a.data(), c.data(), 5, 3, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -88,9 +77,10 @@ TEST(AatEdge, EmptyMatrixWritesNothingThenSmallWorks) {
   EXPECT_TRUE(course::testing::close(aat_reference(used, 5, 3),
                                      std::vector<float>(all.begin(), all.begin() + 25),
                                      tolerance_for(3), {{5, 5}, "C after a 5 x 3 call"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard - 25),
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount - 25),
                                      std::vector<float>(all.begin() + 25, all.end()),
                                      {{}, "memory after C[25) (must not be written)"}));
+  EXPECT_TRUE(c.guards_intact("C after a 5 x 3 call"));
 }
 
 TEST(AatEdge, RunsOnTheGivenStream) {

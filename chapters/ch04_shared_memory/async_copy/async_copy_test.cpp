@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,22 +11,16 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
 struct Case {
   int n;
   int in_offset;   // floats from the start of the input allocation (breaks 16-byte alignment)
-  int out_offset;  // floats from the start of the output allocation
+  int out_offset;  // floats past a 256-byte boundary for the output
 };
 
-// Guard elements before and after the output: a kernel that writes outside out[0, n) changes
-// them.
-constexpr int kGuard = 64;
-
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
+// Input values after the range a case uses.
+constexpr int kInputTail = 64;
 
 // Nine terms of at most 1 in magnitude with weights summing to 1: float rounding stays near
 // 1e-7; a missing or misplaced neighbour changes the value by at least 1/25 of it.
@@ -35,25 +28,20 @@ constexpr course::Tolerance kTolerance{1e-5, 1e-6};
 
 void check_stencil(const Case& c, cudaStream_t stream) {
   auto rng = course::testing::case_rng();
-  // The input allocation has kGuard extra values after the used range: a kernel reading past
+  // The input allocation has kInputTail extra values after the used range: a kernel reading past
   // in[n) would add them in (the stencil treats everything outside [0, n) as 0).
   GuardedInput<float> in(course::random_floats(
-      static_cast<std::size_t>(c.in_offset) + c.n + kGuard, -1.f, 1.f, rng));
-  auto out = course::testing::poisoned_output<float>(static_cast<std::size_t>(c.out_offset) + c.n +
-                                                     kGuard);
+      static_cast<std::size_t>(c.in_offset) + c.n + kInputTail, -1.f, 1.f, rng));
+  // out_offset more floats of front guard put out that far past a 16-byte boundary.
+  GuardedOutput<float> out(static_cast<std::size_t>(c.n),
+                           GuardedOutput<float>::kGuard + static_cast<std::size_t>(c.out_offset));
 
-  async_copy(in.data() + c.in_offset, out.data() + c.out_offset, c.n, stream);
+  async_copy(in.data() + c.in_offset, out.data(), c.n, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const auto all = out.download();
-  const auto first = all.begin() + c.out_offset;
   EXPECT_TRUE(course::testing::close(async_copy_reference(in.host(), c.in_offset, c.n),
-                                     std::vector<float>(first, first + c.n), kTolerance,
-                                     {{}, "out"}));
-  std::vector<float> outside(all.begin(), first);
-  outside.insert(outside.end(), first + c.n, all.end());
-  EXPECT_TRUE(course::testing::equal(poison_vector(outside.size()), outside,
-                                     {{}, "memory around out[0, n) (must not be written)"}));
+                                     out.download(), kTolerance, {{}, "out"}));
+  EXPECT_TRUE(out.guards_intact("out"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 
@@ -84,12 +72,14 @@ INSTANTIATE_TEST_SUITE_P(Large, AsyncCopy,
 
 TEST(AsyncCopyEdge, EmptyInputWritesNothingThenSmallWorks) {
   auto rng = course::testing::case_rng();
-  GuardedInput<float> in(course::random_floats(kGuard, -1.f, 1.f, rng));
-  auto out = course::testing::poisoned_output<float>(kGuard);
+  constexpr int kCount = 64;
+  GuardedInput<float> in(course::random_floats(kCount, -1.f, 1.f, rng));
+  GuardedOutput<float> out(kCount);
   async_copy(in.data(), out.data(), 0, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), out.download(),
-                                     {{}, "out after a call with n = 0"}));
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount),
+                                     out.download(), {{}, "out after a call with n = 0"}));
+  EXPECT_TRUE(out.guards_intact("out after a call with n = 0"));
   // The same buffers then take a real n = 10 call, so doing nothing does not pass.
   async_copy(in.data(), out.data(), 10, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -97,9 +87,10 @@ TEST(AsyncCopyEdge, EmptyInputWritesNothingThenSmallWorks) {
   EXPECT_TRUE(course::testing::close(async_copy_reference(in.host(), 0, 10),
                                      std::vector<float>(all.begin(), all.begin() + 10),
                                      kTolerance, {{}, "out after an n = 10 call"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard - 10),
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount - 10),
                                      std::vector<float>(all.begin() + 10, all.end()),
                                      {{}, "memory after out[10) (must not be written)"}));
+  EXPECT_TRUE(out.guards_intact("out after an n = 10 call"));
 }
 
 TEST(AsyncCopyEdge, RunsOnTheGivenStream) {

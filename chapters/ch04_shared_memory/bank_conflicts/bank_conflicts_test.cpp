@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,9 +11,8 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
-// Guard elements after the output: a kernel that writes past tiles * 1024 changes them.
-constexpr int kGuard = 64;
 constexpr int kOutPerTile = kBankTileRows * kBankTileRows;
 
 enum class Shape { Square, Rect };
@@ -23,12 +21,6 @@ struct Case {
   Shape shape;
   int tiles;
 };
-
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
 
 int cols_of(Shape s) { return s == Shape::Square ? kBankSquareCols : kBankRectCols; }
 
@@ -45,23 +37,19 @@ void check_gram(Shape s, int tiles, cudaStream_t stream) {
   const std::size_t in_n = static_cast<std::size_t>(tiles) * kBankTileRows * cols;
   const std::size_t out_n = static_cast<std::size_t>(tiles) * kOutPerTile;
   GuardedInput<float> in(course::random_floats(in_n, -1.f, 1.f, rng));
-  auto out = course::testing::poisoned_output<float>(out_n + kGuard);
+  GuardedOutput<float> out(out_n);
 
   launch(s, in.data(), out.data(), tiles, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const auto all = out.download();
-  const std::vector<float> got(all.begin(), all.begin() + out_n);
-  const std::vector<float> tail(all.begin() + out_n, all.end());
   // A sum of at most 64 products of values in [-1, 1]: float rounding stays near 1e-6; a
   // missing, doubled or wrong term is off by far more.
   EXPECT_TRUE(course::testing::close(
-      bank_conflicts_reference(in.host(), tiles, cols), got, {1e-4, 1e-5},
+      bank_conflicts_reference(in.host(), tiles, cols), out.download(), {1e-4, 1e-5},
       {{static_cast<std::size_t>(tiles), static_cast<std::size_t>(kBankTileRows),
         static_cast<std::size_t>(kBankTileRows)},
        "out (tile, i, j)"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
-                                     {{}, "memory after out[tiles * 1024) (must not be written)"}));
+  EXPECT_TRUE(out.guards_intact("out (tiles * 1024)"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 
@@ -93,22 +81,20 @@ INSTANTIATE_TEST_SUITE_P(Large, BankConflicts,
 TEST(BankConflictsEdge, ZeroTilesWritesNothingThenOneTileWorks) {
   auto rng = course::testing::case_rng();
   GuardedInput<float> in(course::random_floats(kBankTileRows * kBankRectCols, -1.f, 1.f, rng));
-  auto out = course::testing::poisoned_output<float>(kOutPerTile + kGuard);
+  GuardedOutput<float> out(kOutPerTile);
   bank_conflicts_square(in.data(), out.data(), 0, nullptr);
   bank_conflicts_rect(in.data(), out.data(), 0, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_vector(kOutPerTile + kGuard), out.download(),
-                                     {{}, "out after calls with tiles = 0"}));
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kOutPerTile),
+                                     out.download(), {{}, "out after calls with tiles = 0"}));
+  EXPECT_TRUE(out.guards_intact("out after calls with tiles = 0"));
   // The same buffers then take a real one-tile call, so doing nothing does not pass.
   bank_conflicts_rect(in.data(), out.data(), 1, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  const auto all = out.download();
   EXPECT_TRUE(course::testing::close(bank_conflicts_reference(in.host(), 1, kBankRectCols),
-                                     std::vector<float>(all.begin(), all.begin() + kOutPerTile),
-                                     {1e-4, 1e-5}, {{32, 32}, "out after a one-tile call"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard),
-                                     std::vector<float>(all.begin() + kOutPerTile, all.end()),
-                                     {{}, "memory after out[1024) (must not be written)"}));
+                                     out.download(), {1e-4, 1e-5},
+                                     {{32, 32}, "out after a one-tile call"}));
+  EXPECT_TRUE(out.guards_intact("out after a one-tile call (1024)"));
 }
 
 TEST(BankConflictsEdge, RunsOnTheGivenStream) {

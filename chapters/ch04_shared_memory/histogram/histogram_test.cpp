@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,21 +11,13 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
 struct Case {
   int num_bins;
   std::size_t n;
   bool skewed;
 };
-
-// Guard elements after the bins: a kernel that writes past num_bins changes them.
-constexpr int kGuard = 64;
-
-std::vector<unsigned> poison_vector(std::size_t n) {
-  std::vector<unsigned> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(unsigned));
-  return v;
-}
 
 // Uniform values, or (skewed) nine in ten equal to one random hot bin and the rest uniform.
 std::vector<unsigned> make_values(const Case& c, std::mt19937_64& rng) {
@@ -50,18 +41,14 @@ std::vector<unsigned> host_histogram(const std::vector<unsigned>& values, int nu
 void check_histogram(const Case& c, cudaStream_t stream) {
   auto rng = course::testing::case_rng();
   GuardedInput<unsigned> in(make_values(c, rng));
-  auto bins = course::testing::poisoned_output<unsigned>(c.num_bins + kGuard);
+  GuardedOutput<unsigned> bins(static_cast<std::size_t>(c.num_bins));
 
   histogram(in.data(), c.n, bins.data(), c.num_bins, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const auto all = bins.download();
-  const std::vector<unsigned> got(all.begin(), all.begin() + c.num_bins);
-  const std::vector<unsigned> tail(all.begin() + c.num_bins, all.end());
-  EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), c.num_bins), got,
+  EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), c.num_bins), bins.download(),
                                      {{}, "bins (count per bin)"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
-                                     {{}, "memory after bins[num_bins) (must not be written)"}));
+  EXPECT_TRUE(bins.guards_intact("bins (num_bins)"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 
@@ -97,21 +84,19 @@ TEST(HistogramEdge, EmptyInputWritesZeroBinsThenCounts) {
   auto rng = course::testing::case_rng();
   const int num_bins = 300;
   GuardedInput<unsigned> in(make_values({num_bins, 1000, false}, rng));
-  auto bins = course::testing::poisoned_output<unsigned>(num_bins + kGuard);
+  GuardedOutput<unsigned> bins(num_bins);
   histogram(in.data(), 0, bins.data(), num_bins, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  auto expected = std::vector<unsigned>(num_bins, 0u);
-  const auto rest = poison_vector(kGuard);
-  expected.insert(expected.end(), rest.begin(), rest.end());
-  EXPECT_TRUE(course::testing::equal(expected, bins.download(), {{}, "bins after n = 0"}));
+  EXPECT_TRUE(course::testing::equal(std::vector<unsigned>(num_bins, 0u), bins.download(),
+                                     {{}, "bins after n = 0"}));
+  EXPECT_TRUE(bins.guards_intact("bins after n = 0"));
   // Then a real call into the same bins: the counts replace the zeros, they do not add.
   histogram(in.data(), 1000, bins.data(), num_bins, nullptr);
   histogram(in.data(), 1000, bins.data(), num_bins, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  expected = host_histogram(in.host(), num_bins);
-  expected.insert(expected.end(), rest.begin(), rest.end());
-  EXPECT_TRUE(course::testing::equal(expected, bins.download(),
+  EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), num_bins), bins.download(),
                                      {{}, "bins after two calls on the same 1000 values"}));
+  EXPECT_TRUE(bins.guards_intact("bins after two calls"));
 }
 
 TEST(HistogramEdge, RunsOnTheGivenStream) {

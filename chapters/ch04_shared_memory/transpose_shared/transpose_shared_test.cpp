@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,35 +12,24 @@
 namespace {
 
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 using Shape = std::pair<int, int>;  // rows, cols of the input
-
-// Guard elements after the output: a kernel that writes past rows * cols changes them.
-constexpr int kGuard = 64;
-
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
 
 void check_transpose(int rows, int cols, cudaStream_t stream) {
   auto rng = course::testing::case_rng();
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   GuardedInput<float> in(course::random_floats(n, -1000.f, 1000.f, rng));
-  auto out = course::testing::poisoned_output<float>(n + kGuard);
+  GuardedOutput<float> out(n);
 
   transpose_shared(in.data(), out.data(), rows, cols, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  const auto all = out.download();
-  const std::vector<float> got(all.begin(), all.begin() + n);
-  const std::vector<float> tail(all.begin() + n, all.end());
-  EXPECT_TRUE(course::testing::equal(transpose_shared_reference(in.host(), rows, cols), got,
+  EXPECT_TRUE(course::testing::equal(transpose_shared_reference(in.host(), rows, cols),
+                                     out.download(),
                                      {{static_cast<std::size_t>(cols),
                                        static_cast<std::size_t>(rows)},
                                       "out (cols x rows)"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
-                                     {{}, "memory after out[rows * cols) (must not be written)"}));
+  EXPECT_TRUE(out.guards_intact("out (rows * cols)"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 
@@ -70,22 +58,26 @@ INSTANTIATE_TEST_SUITE_P(Large, TransposeShared,
                          shape_name);
 
 TEST(TransposeSharedEdge, EmptyMatrixWritesNothingThenSmallWorks) {
+  constexpr int kCount = 64;
   auto rng = course::testing::case_rng();
-  GuardedInput<float> in(course::random_floats(kGuard, -10.f, 10.f, rng));
-  auto out = course::testing::poisoned_output<float>(kGuard);
+  GuardedInput<float> in(course::random_floats(kCount, -10.f, 10.f, rng));
+  GuardedOutput<float> out(kCount);
   transpose_shared(in.data(), out.data(), 0, 5, nullptr);
   transpose_shared(in.data(), out.data(), 5, 0, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), out.download(),
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount),
+                                     out.download(),
                                      {{}, "out after calls with rows = 0 or cols = 0"}));
+  EXPECT_TRUE(out.guards_intact("out after calls with rows = 0 or cols = 0"));
   // The same buffers then take a real 3 x 5 call, so doing nothing does not pass.
   transpose_shared(in.data(), out.data(), 3, 5, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> used(in.host().begin(), in.host().begin() + 15);
   auto expected = transpose_shared_reference(used, 3, 5);
-  const auto rest = poison_vector(kGuard - 15);
+  const auto rest = course::testing::poison_values<float>(kCount - 15);
   expected.insert(expected.end(), rest.begin(), rest.end());
   EXPECT_TRUE(course::testing::equal(expected, out.download(), {{}, "out after a 3 x 5 call"}));
+  EXPECT_TRUE(out.guards_intact("out after a 3 x 5 call"));
 }
 
 TEST(TransposeSharedEdge, RunsOnTheGivenStream) {
