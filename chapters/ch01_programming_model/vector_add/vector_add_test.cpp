@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,77 +10,68 @@
 
 namespace {
 
-using course::DeviceBuffer;
 using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
 
-// Guard elements after the output: a kernel that writes past n changes them.
-constexpr int kGuard = 64;
-
-void check_vector_add(int n, int misalign) {
+void check_vector_add(std::size_t n, int misalign) {
   auto rng = course::testing::case_rng();
   const auto a_host = course::random_floats(n + misalign, -100.f, 100.f, rng);
   const auto b_host = course::random_floats(n + misalign, -100.f, 100.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
-  auto c = course::testing::poisoned_output<float>(n + misalign + kGuard);
+  // misalign more floats of front guard put c as far from an aligned address as a and b.
+  GuardedOutput<float> c(n, GuardedOutput<float>::kGuard + misalign);
 
-  vector_add(a.data() + misalign, b.data() + misalign, c.data() + misalign, n, nullptr);
+  vector_add(a.data() + misalign, b.data() + misalign, c.data(), static_cast<int>(n), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
 
   const std::vector<float> a_used(a_host.begin() + misalign, a_host.end());
   const std::vector<float> b_used(b_host.begin() + misalign, b_host.end());
-  const auto expected = vector_add_reference(a_used, b_used);
-  const auto all = c.download();
-  const std::vector<float> got(all.begin() + misalign, all.begin() + misalign + n);
-  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "c"}));
-
-  std::vector<float> outside(all.begin(), all.begin() + misalign);
-  outside.insert(outside.end(), all.begin() + misalign + n, all.end());
-  std::vector<float> poison(outside.size());
-  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
-  EXPECT_TRUE(course::testing::equal(poison, outside,
-                                     {{}, "memory outside c[0..n) (must not be written)"}));
+  EXPECT_TRUE(course::testing::equal(vector_add_reference(a_used, b_used), c.download(),
+                                     {{}, "c"}));
+  EXPECT_TRUE(c.guards_intact("c"));
   EXPECT_TRUE(a.unchanged("a"));
   EXPECT_TRUE(b.unchanged("b"));
 }
 
-class VectorAdd : public ::testing::TestWithParam<int> {};
+class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(VectorAdd, MatchesReference) { check_vector_add(GetParam(), 0); }
 TEST_P(VectorAdd, MatchesReferenceOnMisalignedPointers) { check_vector_add(GetParam(), 1); }
 
-std::string size_name(const ::testing::TestParamInfo<int>& info) {
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
   return "n_" + std::to_string(info.param);
 }
 
-// Sizes around the warp and block boundaries, primes, and (Large) sizes that need more
+// The adversarial sizes (warp and block boundaries, primes), and (Large) sizes that need more
 // threads than a sensible grid has, so only a grid-stride loop covers them.
-INSTANTIATE_TEST_SUITE_P(Small, VectorAdd,
-                         ::testing::Values(1, 7, 31, 32, 33, 255, 256, 257, 1000, 65537),
+INSTANTIATE_TEST_SUITE_P(Small, VectorAdd, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
-INSTANTIATE_TEST_SUITE_P(Large, VectorAdd, ::testing::Values(1000003, (1 << 25) + 3), size_name);
+INSTANTIATE_TEST_SUITE_P(Large, VectorAdd,
+                         ::testing::ValuesIn(course::testing::large_sizes({(1 << 25) + 3})),
+                         size_name);
 
 TEST(VectorAddEdge, ZeroElementsWritesNothingThenFiveWork) {
   // n = 0 must launch nothing (a zero-block grid is an error) and touch nothing; the same
   // buffers then take a real call, so doing nothing at all does not pass this case.
+  constexpr int kCount = 64;
   auto rng = course::testing::case_rng();
-  const auto a_host = course::random_floats(kGuard, -10.f, 10.f, rng);
-  const auto b_host = course::random_floats(kGuard, -10.f, 10.f, rng);
+  const auto a_host = course::random_floats(kCount, -10.f, 10.f, rng);
+  const auto b_host = course::random_floats(kCount, -10.f, 10.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
-  auto c = course::testing::poisoned_output<float>(kGuard);
+  GuardedOutput<float> c(kCount);
   vector_add(a.data(), b.data(), c.data(), 0, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  auto all = c.download();
-  std::vector<float> poison(all.size());
-  std::memset(poison.data(), course::kPoisonByte, poison.size() * sizeof(float));
-  EXPECT_TRUE(course::testing::equal(poison, all, {{}, "c after a call with n = 0"}));
+  const auto poison = course::testing::poison_values<float>(kCount);
+  EXPECT_TRUE(course::testing::equal(poison, c.download(), {{}, "c after a call with n = 0"}));
+  EXPECT_TRUE(c.guards_intact("c after a call with n = 0"));
 
   vector_add(a.data(), b.data(), c.data(), 5, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  all = c.download();
   auto expected = vector_add_reference(a_host, b_host);
   expected.resize(5);
   expected.insert(expected.end(), poison.begin() + 5, poison.end());
-  EXPECT_TRUE(course::testing::equal(expected, all, {{}, "c after a call with n = 5"}));
+  EXPECT_TRUE(course::testing::equal(expected, c.download(), {{}, "c after a call with n = 5"}));
+  EXPECT_TRUE(c.guards_intact("c after a call with n = 5"));
 }
 
 TEST(VectorAddEdge, RunsOnTheGivenStream) {

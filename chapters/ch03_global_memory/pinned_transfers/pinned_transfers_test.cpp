@@ -23,12 +23,6 @@ Pinned pinned(std::size_t n) {
   return p;
 }
 
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
-
 TEST(PinnedTransfers, AllocPinnedReturnsPageLockedMemory) {
   const std::size_t n = 12345;
   Pinned p = pinned(n);
@@ -75,19 +69,15 @@ void check_staged(std::size_t n, std::size_t staging_count) {
   const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
   Pinned staging = pinned(staging_count);
   ASSERT_NE(staging, nullptr);
-  auto dev = course::testing::poisoned_output<float>(n + 64);
+  course::testing::GuardedOutput<float> dev(n);
   course::Stream stream;
   staged_upload(values.data(), dev.data(), n, staging.get(), staging_count, stream);
   // staged_upload returns once the data is on the device: no synchronisation here, and the
   // staging buffer is overwritten at once, as a caller reusing it would.
   std::memset(staging.get(), 0, staging_count * sizeof(float));
-  std::vector<float> got(n + 64);
-  CUDA_CHECK(cudaMemcpy(got.data(), dev.data(), got.size() * sizeof(float),
-                        cudaMemcpyDeviceToHost));
-  std::vector<float> expected = values;
-  const auto tail = poison_vector(64);
-  expected.insert(expected.end(), tail.begin(), tail.end());
-  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "device buffer after staged_upload"}));
+  EXPECT_TRUE(course::testing::equal(values, dev.download(),
+                                     {{}, "device buffer after staged_upload"}));
+  EXPECT_TRUE(dev.guards_intact("device buffer after staged_upload"));
 }
 
 class RoundTrip : public ::testing::TestWithParam<std::size_t> {};
@@ -107,9 +97,10 @@ std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
   return "n_" + std::to_string(info.param.n) + "_staging_" + std::to_string(info.param.staging);
 }
 
-INSTANTIATE_TEST_SUITE_P(Small, RoundTrip, ::testing::Values(1, 7, 31, 32, 33, 4097),
+INSTANTIATE_TEST_SUITE_P(Small, RoundTrip, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
-INSTANTIATE_TEST_SUITE_P(Large, RoundTrip, ::testing::Values(1000003, (1u << 24) + 1),
+INSTANTIATE_TEST_SUITE_P(Large, RoundTrip,
+                         ::testing::ValuesIn(course::testing::large_sizes({(1u << 24) + 1})),
                          size_name);
 // Staging smaller than n, not a divisor of n, exactly n, larger than n, and the minimum 2.
 INSTANTIATE_TEST_SUITE_P(Small, StagedUpload,

@@ -22,7 +22,7 @@ Params draw_params(std::mt19937_64& rng) {
   return {v[0], v[1]};
 }
 
-void check_zero_copy(int n) {
+void check_zero_copy(std::size_t n) {
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -100.f, 100.f, rng);
   const auto p = draw_params(rng);
@@ -30,7 +30,7 @@ void check_zero_copy(int n) {
   std::memcpy(in.data(), values.data(), n * sizeof(float));
   auto out = course::testing::poisoned_output<float>(n);
   course::Stream stream;
-  saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, stream);
+  saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, static_cast<int>(n), stream);
   stream.synchronize();
   EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
                                      out.download(), kTolerance, {{}, "out"}));
@@ -39,7 +39,7 @@ void check_zero_copy(int n) {
 }
 
 template <class Call>
-void check_managed(int n, Call call) {
+void check_managed(std::size_t n, Call call) {
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -100.f, 100.f, rng);
   const auto p = draw_params(rng);
@@ -48,7 +48,7 @@ void check_managed(int n, Call call) {
   std::memcpy(in.data(), values.data(), n * sizeof(float));
   std::memset(out.data(), course::kPoisonByte, n * sizeof(float));
   course::Stream stream;
-  call(in.data(), out.data(), p.factor, p.offset, n, stream.get());
+  call(in.data(), out.data(), p.factor, p.offset, static_cast<int>(n), stream.get());
   stream.synchronize();
   EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
                                      std::vector<float>(out.data(), out.data() + n), kTolerance,
@@ -57,24 +57,26 @@ void check_managed(int n, Call call) {
                                      {{}, "in (must not be modified)"}));
 }
 
-class SaxpyZeroCopy : public ::testing::TestWithParam<int> {};
+class SaxpyZeroCopy : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(SaxpyZeroCopy, MatchesReference) { check_zero_copy(GetParam()); }
-class SaxpyManaged : public ::testing::TestWithParam<int> {};
+class SaxpyManaged : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(SaxpyManaged, OnDemandMatchesReference) { check_managed(GetParam(), saxpy_managed); }
 TEST_P(SaxpyManaged, PrefetchedMatchesReference) {
   check_managed(GetParam(), saxpy_managed_prefetched);
 }
 
-std::string size_name(const ::testing::TestParamInfo<int>& info) {
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
   return "n_" + std::to_string(info.param);
 }
-INSTANTIATE_TEST_SUITE_P(Small, SaxpyZeroCopy, ::testing::Values(1, 7, 31, 32, 33, 1025, 65537),
+INSTANTIATE_TEST_SUITE_P(Small, SaxpyZeroCopy, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
-INSTANTIATE_TEST_SUITE_P(Large, SaxpyZeroCopy, ::testing::Values(3000017), size_name);
-INSTANTIATE_TEST_SUITE_P(Small, SaxpyManaged, ::testing::Values(1, 7, 31, 32, 33, 1025, 65537),
+INSTANTIATE_TEST_SUITE_P(Large, SaxpyZeroCopy,
+                         ::testing::ValuesIn(course::testing::large_sizes({3000017})), size_name);
+INSTANTIATE_TEST_SUITE_P(Small, SaxpyManaged, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
-INSTANTIATE_TEST_SUITE_P(Large, SaxpyManaged, ::testing::Values(3000017, (1 << 24) + 1),
-                         size_name);
+INSTANTIATE_TEST_SUITE_P(
+    Large, SaxpyManaged,
+    ::testing::ValuesIn(course::testing::large_sizes({3000017, (1 << 24) + 1})), size_name);
 
 TEST(ZeroCopyUnified, PrefetchedVariantMovesBothRangesToTheDevice) {
   // The last prefetch location of each range must be this device: the prefetch has to be a
