@@ -6,12 +6,13 @@
 namespace course {
 
 namespace {
+
 const char* base_name(const char* path) {
   const char* slash = std::strrchr(path, '/');
   return slash != nullptr ? slash + 1 : path;
 }
-}  // namespace
 
+// "cudaErrorInvalidValue (invalid argument) in `cudaMalloc(&p, n)` at file.cu:12"
 std::string describe_cuda_error(cudaError_t code, const char* expression, const char* file,
                                 int line) {
   std::string text = cudaGetErrorName(code);
@@ -25,6 +26,8 @@ std::string describe_cuda_error(cudaError_t code, const char* expression, const 
   text += std::to_string(line);
   return text;
 }
+
+}  // namespace
 
 CudaError::CudaError(cudaError_t code, const char* expression, const char* file, int line)
     : std::runtime_error(describe_cuda_error(code, expression, file, line)), code_(code) {}

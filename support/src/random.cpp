@@ -66,13 +66,6 @@ std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937
   return values;
 }
 
-std::vector<double> random_doubles(std::size_t n, double lo, double hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> values(n);
-  for (auto& v : values) v = dist(rng);
-  return values;
-}
-
 std::vector<int> random_ints(std::size_t n, int lo, int hi, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> dist(lo, hi);
   std::vector<int> values(n);

@@ -22,10 +22,6 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
-// "cudaErrorInvalidValue (invalid argument) in `cudaMalloc(&p, n)` at file.cu:12"
-std::string describe_cuda_error(cudaError_t code, const char* expression, const char* file,
-                                int line);
-
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* expression, const char* file,
                                    int line);
 

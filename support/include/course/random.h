@@ -22,7 +22,6 @@ std::mt19937_64 make_rng(std::string_view salt);
 std::mt19937_64 make_rng(std::uint64_t seed, std::string_view salt);
 
 std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937_64& rng);
-std::vector<double> random_doubles(std::size_t n, double lo, double hi, std::mt19937_64& rng);
 std::vector<int> random_ints(std::size_t n, int lo, int hi, std::mt19937_64& rng);
 std::vector<unsigned> random_uints(std::size_t n, unsigned lo, unsigned hi, std::mt19937_64& rng);
 
