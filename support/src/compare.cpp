@@ -80,6 +80,16 @@ std::string Comparison::summary() const {
   return out.str();
 }
 
+Comparison size_mismatch(std::size_t expected, std::size_t actual, const CompareOptions& options) {
+  Comparison c;
+  c.ok = false;
+  c.what = options.what;
+  c.mismatches = 1;
+  c.first.push_back({0, "size " + std::to_string(expected), "size " + std::to_string(actual),
+                     false});
+  return c;
+}
+
 template <class T>
 Comparison compare_exact(const T* expected, const T* actual, std::size_t n,
                          const CompareOptions& options) {

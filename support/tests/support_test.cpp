@@ -174,6 +174,10 @@ TEST(CompareExact, PrintsCoordinatesForAShape) {
 
 TEST(CompareExact, SizeMismatchFails) {
   EXPECT_FALSE(course::compare_exact(std::vector<int>{1, 2}, std::vector<int>{1}).ok);
+  const auto c = course::compare_close(std::vector<float>{1.f}, std::vector<float>{}, {},
+                                       {{}, "out"});
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.summary().find("expected size 1, got size 0"), std::string::npos) << c.summary();
 }
 
 TEST(CompareClose, AcceptsWithinToleranceRejectsBeyond) {

@@ -48,33 +48,22 @@ template <class T>
 Comparison compare_close(const T* expected, const T* actual, std::size_t n, Tolerance tolerance,
                          const CompareOptions& options = {});
 
+// The failed comparison of two arrays of different lengths.
+Comparison size_mismatch(std::size_t expected, std::size_t actual, const CompareOptions& options);
+
 template <class T>
 Comparison compare_exact(const std::vector<T>& expected, const std::vector<T>& actual,
                          const CompareOptions& options = {}) {
-  if (expected.size() != actual.size()) {
-    Comparison c;
-    c.ok = false;
-    c.what = options.what;
-    c.mismatches = 1;
-    c.first.push_back({0, "size " + std::to_string(expected.size()),
-                       "size " + std::to_string(actual.size()), false});
-    return c;
-  }
+  if (expected.size() != actual.size())
+    return size_mismatch(expected.size(), actual.size(), options);
   return compare_exact(expected.data(), actual.data(), expected.size(), options);
 }
 
 template <class T>
 Comparison compare_close(const std::vector<T>& expected, const std::vector<T>& actual,
                          Tolerance tolerance, const CompareOptions& options = {}) {
-  if (expected.size() != actual.size()) {
-    Comparison c;
-    c.ok = false;
-    c.what = options.what;
-    c.mismatches = 1;
-    c.first.push_back({0, "size " + std::to_string(expected.size()),
-                       "size " + std::to_string(actual.size()), false});
-    return c;
-  }
+  if (expected.size() != actual.size())
+    return size_mismatch(expected.size(), actual.size(), options);
   return compare_close(expected.data(), actual.data(), expected.size(), tolerance, options);
 }
 
