@@ -38,7 +38,3 @@ struct ParticlesSoA {
 
 void aos_to_soa(const Particle* aos, ParticlesSoA soa, int n, cudaStream_t stream);
 void drift_soa(ParticlesSoA soa, float dt, int n, cudaStream_t stream);
-
-// The course's AoS version of drift (aos_to_soa_baseline.cu), which the benchmark compares
-// against.
-void drift_aos_baseline(Particle* aos, float dt, int n, cudaStream_t stream);

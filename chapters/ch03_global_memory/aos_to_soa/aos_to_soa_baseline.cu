@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "aos_to_soa.h"
+#include "aos_to_soa_baseline.h"
 #include "aos_to_soa_common.h"
 #include "course/check.h"
 #include "course/device_fill.cuh"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "aos_to_soa_baseline.h"
 #include "aos_to_soa_common.h"
 #include "course/bench.h"
 #include "course/random.h"

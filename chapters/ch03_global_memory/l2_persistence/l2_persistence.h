@@ -17,7 +17,7 @@
 //       returns persisting lines to normal with cudaCtxResetPersistingL2Cache and sets the
 //       set-aside back to 0.
 //
-// The course's workload (l2_persistence_baseline.cu) streams a big array through L2 while it
+// The course's workload (l2_persistence_baseline.h/.cu) streams a big array through L2 while it
 // gathers scattered sectors of the hot region; between two reads of the same hot sector the
 // stream moves several times the L2's size, so without a window the hot lines are evicted and
 // every gather misses, and with one they stay in the set-aside and hit.
@@ -29,13 +29,3 @@
 
 void enable_persistence(cudaStream_t stream, const void* hot, std::size_t hot_bytes);
 void disable_persistence(cudaStream_t stream);
-
-// Course workload, `sweeps` times over `big` (n_big float4, read once per sweep in order):
-// every `loads_per_gather` float4 of it are paired with one read of `hot`, the first float of
-// a 32-byte sector, the n_hot / 8 sectors taken in a fixed scattered order that visits all of
-// them before repeating. Each thread adds, per gather, (the sum of the components of its
-// float4) * (the gathered float); partial[b] = block b's total, in a fixed order, so the result
-// is the same in every run. `blocks` entries of partial; blocks of 256 threads.
-void hot_stream_sum(const float4* big, std::size_t n_big, const float* hot, std::size_t n_hot,
-                    int loads_per_gather, int sweeps, float* partial, int blocks,
-                    cudaStream_t stream);

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "course/check.h"
-#include "l2_persistence.h"
+#include "l2_persistence_baseline.h"
 
 // Each grid-wide step: every thread reads `loads` float4 of the stream (for each k, the grid
 // reads one contiguous run, so the stream is coalesced) and gathers one hot sector. The gather

@@ -12,6 +12,7 @@
 // cudaAccessPropertyNormal, which by definition does nothing, so only the hit property differs.
 // Rates count the bytes the kernel asks for (stream plus 4 bytes per gather), the same for both.
 #include "l2_persistence.h"
+#include "l2_persistence_baseline.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
 #include "l2_persistence.h"
+#include "l2_persistence_baseline.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <cstddef>
 
 #include "course/check.h"
-#include "transpose_global.h"
+#include "transpose_global_baseline.h"
 
 __global__ void transpose_naive_baseline_kernel(const float* __restrict__ in,
                                                 float* __restrict__ out, int nx, int ny) {

@@ -2,6 +2,7 @@
 // ceiling copies the same 256 MiB. Every student version is checked against the course's
 // naive transpose of the same input.
 #include "transpose_global.h"
+#include "transpose_global_baseline.h"
 
 #include "course/bench.h"
 #include "course/buffers.h"
