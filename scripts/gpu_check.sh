@@ -5,13 +5,13 @@
 #               full marks, or the stage fails naming what lost points
 #   support     build and run the support library's GPU tests (exit 77, "no GPU", fails)
 #   skeletons   grade skeletons/; every exercise must compile and earn 0 correctness points
-#   pytest      the course's tests with COURSE_REQUIRE_GPU=1: every fixture under
-#               tests/fixtures/submissions graded and checked against its expect.toml; a GPU
-#               test that would skip fails instead
+#   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
+#               fixture under tests/fixtures/submissions graded and checked against its
+#               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# PYTEST=0, FIXTURES (comma-separated fixture names, default all), SEED. A stage turned off
+# PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all), SEED. A stage turned off
 # by a knob is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
@@ -104,7 +104,8 @@ fi
 if [ "${PYTEST:-1}" = 1 ]; then
   echo "== course tests (pytest; fixtures graded on the GPU)"
   if COURSE_REQUIRE_GPU=1 COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
-      $PY -m pytest tests -q --timeout=1800 -p no:cacheprovider -rfEs > "$OUT/logs/pytest.txt" 2>&1; then
+      $PY -m pytest tests -m gpu -v --timeout=1800 -p no:cacheprovider -rfEs \
+      > "$OUT/logs/pytest.txt" 2>&1; then
     record pytest ok "$(tail -n 1 "$OUT/logs/pytest.txt")"
   else
     grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30
@@ -120,6 +121,9 @@ tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
   if [ ${#REPORTS[@]} -gt 0 ]; then
     $PY scripts/summarize.py "${REPORTS[@]}"
     echo
+  fi
+  if command -v ccache > /dev/null 2>&1; then
+    echo "ccache: $(ccache -s 2>/dev/null | grep -E '^ *(Hits|Misses):' | tr -s ' ' | tr '\n' ' ')"
   fi
   echo "stage        status  detail"
   printf '%s\n' "${STAGES[@]}"

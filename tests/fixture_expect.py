@@ -25,15 +25,21 @@ EXERCISE_KEYS = {"status", "correctness", "performance", "messages"}
 
 
 def fixture_dirs() -> list[Path]:
-    """Fixture folders with an expect.toml; COURSE_FIXTURES (names, space- or comma-separated;
-    'all', the default, or 'none') narrows them."""
+    """Fixture folders with an expect.toml; COURSE_FIXTURES (names, space- or comma-separated,
+    graded in the order given; 'all', the default, or 'none') narrows them. A name that is
+    not a fixture is an error, so a typo cannot quietly check nothing."""
     dirs = sorted(p.parent for p in FIXTURES.glob("*/expect.toml")) if FIXTURES.is_dir() else []
     wanted = os.environ.get("COURSE_FIXTURES", "all").replace(",", " ").split()
     if wanted in ([], ["all"]):
         return dirs
     if wanted == ["none"]:
         return []
-    return [d for d in dirs if d.name in wanted]
+    by_name = {d.name: d for d in dirs}
+    unknown = [name for name in wanted if name not in by_name]
+    if unknown:
+        raise ValueError(f"COURSE_FIXTURES names no fixture {', '.join(unknown)} "
+                         f"(fixtures: {', '.join(by_name)})")
+    return [by_name[name] for name in dict.fromkeys(wanted)]
 
 
 def load(directory: Path) -> dict:
