@@ -15,10 +15,9 @@
 // anything). It must be correct however the lanes of the warp are scheduled: since Volta
 // (independent thread scheduling) lanes need not run in lockstep, so `volatile` alone does not
 // order one lane's write before another lane's read. The tests also call it with the warp's
-// lanes split across two branches, from the course's probe kernel in another translation unit
-// (this exercise is built with relocatable device code for that): use __syncwarp() between
-// reads and writes, or shuffles. Kept in the same file as your kernel, nvcc can still inline it
-// there.
+// lanes split across two branches (the course's probe kernel, which this header brings into
+// your file's translation unit so that it can inline your function at two call sites): use
+// __syncwarp() between reads and writes, or shuffles.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,4 +29,5 @@ void reduce_v6_unroll_last_warp(const int* in, int n, int block_size, long long*
 
 #ifdef __CUDACC__
 __device__ void warp_reduce_last(long long* s, unsigned lane);
+#include "reduce_v6_unroll_last_warp_probe.cuh"
 #endif

@@ -1,6 +1,13 @@
-// Course-owned probe of warp_reduce_last under independent thread scheduling. It calls the
-// student's warp_reduce_last, defined in the student's .cu: a call across translation units,
-// which is why this exercise is built with relocatable device code (rdc = true).
+// Course-owned probe of warp_reduce_last under independent thread scheduling, compiled in the
+// student's translation unit (reduce_v6_unroll_last_warp.h includes it there, and only there)
+// so that each branch below gets its own inlined copy of warp_reduce_last.
+//
+// Why not a separate course file calling it across translation units (rdc)? That was measured
+// on an H100: the two branches then call one out-of-line function, the warp reconverges at
+// its entry, and lockstep-only code (volatile without __syncwarp) passed every probe case.
+// Inlined copies at two call sites keep the lanes apart, and the same code fails.
+#pragma once
+
 #include "reduce_v6_unroll_last_warp_probe.h"
 
 #include "course/check.h"
