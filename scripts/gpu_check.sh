@@ -42,7 +42,9 @@ cat "$OUT/logs/gpu.txt"
 SEED=${SEED:-$($PY -c 'import secrets; print(secrets.randbits(32))')}
 ONLY=()
 for e in ${EXERCISES:-}; do ONLY+=(-e "$e"); done
-SOLUTIONS_BUILD=build/gpu-check-solutions
+# At the depth of the grader's own build directories (build/grade/<name>-<hash>): ccache keys
+# on the relative paths Meson writes, so only builds at the same depth share objects.
+SOLUTIONS_BUILD=build/grade/solutions-gpu-check
 REPORTS=()
 
 # --- solutions ------------------------------------------------------------------------------
