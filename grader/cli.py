@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
 from pathlib import Path
@@ -87,6 +88,28 @@ def _default_build_dir(submission: Path) -> Path:
     return ROOT / "build" / "grade" / f"{submission.name}-{digest}"
 
 
+def _output_file(path: Path | None, flag: str) -> Path | None:
+    """Checks an output path before any work is done, so a long grade is not lost to a typo:
+    not a folder, and its folder can be made."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise GraderError(f"{flag} {path} is a folder; give a file name, e.g. {path / 'report'}"
+                          f"{'.xml' if 'junit' in flag else '.json'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise GraderError(f"{flag} {path}: cannot make its folder ({error.strerror})") from None
+    return path
+
+
+def _write(path: Path, text: str, flag: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise GraderError(f"cannot write {flag} {path}: {error.strerror}") from None
+
+
 def _say(message: str) -> None:
     print(f"grader: {message}", file=sys.stderr, flush=True)
 
@@ -127,13 +150,22 @@ def cmd_grade(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
         raise GraderError("--jobs takes a positive number")
+    if not any((submission / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
+        example = exercises[0]
+        raise GraderError(f"no exercise files in {submission}: the grader looks for one folder "
+                          f"per chapter, e.g. {submission / example.chapter / example.files[0]}"
+                          " (the layout of skeletons/)")
+    build_dir = (args.build_dir or _default_build_dir(submission)).resolve()
+    if build_dir.exists() and not build_dir.is_dir():
+        raise GraderError(f"--build-dir {build_dir} is a file, not a folder")
+    _output_file(args.json, "--json")
+    _output_file(args.junit, "--junit")
 
     gpu = tools.query_gpu()
     if gpu is None and not args.build_only:
         raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
                           "on a GPU. Use --build-only to check that everything compiles.")
-    options = GradeOptions(root=ROOT, submission=submission,
-                           build_dir=(args.build_dir or _default_build_dir(submission)).resolve(),
+    options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
                            jobs=args.jobs, cuda_arch=args.cuda_arch)
@@ -144,10 +176,12 @@ def cmd_grade(args) -> int:
 
     report = Grader(options, exercises, progress, gpu).run()
     json_path = args.json or options.build_dir / "report.json"
-    render.write_json(report, json_path)
+    try:
+        render.write_json(report, json_path)
+    except OSError as error:
+        raise GraderError(f"cannot write the report {json_path}: {error.strerror}") from None
     if args.junit:
-        args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_text(render.junit_xml(report), encoding="utf-8")
+        _write(args.junit, render.junit_xml(report), "--junit")
     print(render.terminal(report, sys.stdout, verbose=args.verbose))
     print(f"\nReport: {json_path}")
     if args.fail_under is not None and report.percent + 1e-9 < args.fail_under:
@@ -195,7 +229,7 @@ def cmd_skeletons(args) -> int:
 def cmd_render(args) -> int:
     report = model.Report.load(args.report)
     if args.junit:
-        args.junit.write_text(render.junit_xml(report), encoding="utf-8")
+        _write(_output_file(args.junit, "--junit"), render.junit_xml(report), "--junit")
     print(render.terminal(report, sys.stdout))
     return EXIT_OK
 
@@ -213,10 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
                 "skeletons": cmd_skeletons, "render": cmd_render}
     try:
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit
+        return status
     except GraderError as error:
         print(f"grader: error: {error}", file=sys.stderr)
         return EXIT_GRADER_ERROR
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (python3 -m grader list | head): not an error of ours. Point
+        # stdout at nothing so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK

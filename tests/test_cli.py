@@ -45,6 +45,56 @@ def test_cli_errors(args, fragments):
     assert r.stdout == ""
 
 
+def test_cli_bad_output_paths_are_refused_before_any_work(tmp_path):
+    # Checked before the build starts, so a long grade is never lost to a typo at its end.
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    cases = [
+        (["--json", str(tmp_path)], ["--json", "is a folder"]),
+        (["--junit", str(tmp_path)], ["--junit", "is a folder"]),
+        (["--json", str(a_file / "r.json")], ["--json", "cannot make its folder"]),
+        (["--build-dir", str(a_file)], ["--build-dir", "is a file"]),
+    ]
+    for extra, fragments in cases:
+        r = run_cli("grade", "skeletons", "--build-only", "-e", "vector_add", *extra)
+        assert r.returncode == 2, (extra, r.stderr)
+        grader_errors(r.stderr, *fragments)
+
+
+def test_cli_a_folder_without_exercise_files_is_an_error_that_says_where_it_looked(tmp_path):
+    (tmp_path / "vector_add.cu").write_text("// in the wrong place: no chapter folder\n")
+    r = run_cli("grade", tmp_path, "--build-only")
+    assert r.returncode == 2
+    grader_errors(r.stderr, "no exercise files", str(tmp_path / "ch01_programming_model"))
+
+
+def test_cli_render_junit_makes_its_folder(tmp_path):
+    report = tmp_path / "r.json"
+    from helpers import sample_report
+    from grader import render
+    render.write_json(sample_report(), report)
+    target = tmp_path / "new" / "folder" / "r.xml"
+    r = run_cli("render", report, "--junit", target)
+    assert r.returncode == 0, r.stderr
+    assert ET.parse(target).getroot().tag == "testsuites"
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    r = run_cli("render", report, "--junit", a_file / "r.xml")
+    assert r.returncode == 2
+    grader_errors(r.stderr, "--junit", "cannot make its folder")
+
+
+def test_cli_list_into_a_closed_pipe_is_quiet():
+    import subprocess
+    from helpers import PYTHON
+    # `true` exits without reading, before the grader writes: its writes meet a closed pipe.
+    for reader in ("true", "head -n 1"):
+        r = subprocess.run(["bash", "-c", f"set -o pipefail; '{PYTHON}' -m grader list | {reader}"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (reader, r.stderr)
+        assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_cli_no_gpu_without_build_only():
     r = run_cli("grade", "skeletons", "-e", "vector_add")
