@@ -22,6 +22,13 @@ CHAPTER_PATTERN = re.compile(r"^ch\d{2}_[a-z0-9_]+$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 LIBRARIES = ("cublas", "cudadevrt")
+# Technique rules (grader/stages/technique.py checks them on the student's compiled object).
+TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
+                   "no_local_memory", "max_registers", "uses_device_launch", "no_library_calls")
+# Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
+CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
+                      "cusolver")
+VOIDABLE = ("performance",)
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,21 @@ class Performance:
     full_at: float
     zero_at: float
     description: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Technique:
+    """A rule about how the student's compiled code does its work. Its points are awarded only
+    when the exercise is correct; `voids = "performance"` also voids the performance points
+    when the rule fails."""
+    name: str
+    rule: str
+    points: float
+    kernel: str = ""                      # regex searched in demangled kernel names
+    value: int | tuple[str, ...] | None = None  # max_registers: N; no_library_calls: names
+    voids: str = ""
+    message: str = ""                     # what the rule is about, shown when it fails
     hint: str = ""
 
 
@@ -56,6 +78,7 @@ class Exercise:
     sanitizer_timeout_s: float = 300.0
     benchmark_timeout_s: float = 180.0
     performance: tuple[Performance, ...] = field(default_factory=tuple)
+    technique: tuple[Technique, ...] = field(default_factory=tuple)
 
     @property
     def key(self) -> str:
@@ -72,7 +95,8 @@ class Exercise:
 
     @property
     def max_points(self) -> float:
-        return self.correctness_points + sum(p.points for p in self.performance)
+        return (self.correctness_points + sum(p.points for p in self.performance)
+                + sum(t.points for t in self.technique))
 
 
 class _Table:
@@ -140,7 +164,8 @@ def load_manifest(path: Path) -> Exercise:
         raise ManifestError(path, "", f"not valid TOML ({error})") from None
 
     top = _Table(path, "manifest", data,
-                 {"exercise", "correctness", "sanitizer", "benchmark", "performance"})
+                 {"exercise", "correctness", "sanitizer", "benchmark", "performance",
+                  "technique"})
     ex = _Table(path, "exercise", data.get("exercise"),
                 {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc",
                  "shared"})
@@ -222,7 +247,62 @@ def load_manifest(path: Path) -> Exercise:
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),
         benchmark_timeout_s=benchmark.number("timeout_s", default=180.0, positive=True),
         performance=tuple(performance),
+        technique=_techniques(path, data.get("technique", []), bool(performance)),
     )
+
+
+def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Technique, ...]:
+    if not isinstance(raw, list):
+        raise ManifestError(path, "technique", "must be an array of tables ([[technique]])")
+    out: list[Technique] = []
+    for i, item in enumerate(raw):
+        where = f"technique[{i}]"
+        t = _Table(path, where, item,
+                   {"name", "rule", "kernel", "value", "points", "voids", "message", "hint"})
+        name = t.text("name", required=True)
+        rule = t.text("rule", required=True)
+        if rule not in TECHNIQUE_RULES:
+            raise ManifestError(path, f"{where}.rule",
+                                f"unknown rule {rule!r} (rules: {', '.join(TECHNIQUE_RULES)})")
+        kernel = t.text("kernel")
+        if rule == "no_library_calls" and kernel:
+            raise ManifestError(path, f"{where}.kernel",
+                                "no_library_calls looks at the whole object; no kernel")
+        try:
+            re.compile(kernel)
+        except re.error as error:
+            raise ManifestError(path, f"{where}.kernel", f"not a valid regex ({error})") from None
+        value: int | tuple[str, ...] | None = None
+        if rule == "max_registers":
+            number = t.number("value", required=True, positive=True)
+            if number != int(number) or number > 255:
+                raise ManifestError(path, f"{where}.value",
+                                    "must be a whole number of registers, at most 255")
+            value = int(number)
+        elif rule == "no_library_calls":
+            value = t.strings("value", required=True, allowed=CALLABLE_LIBRARIES)
+            if not value:
+                raise ManifestError(path, f"{where}.value", "must name at least one library")
+        elif "value" in t.data:
+            raise ManifestError(path, f"{where}.value",
+                                f"{rule} takes no value (only max_registers and "
+                                "no_library_calls do)")
+        voids = t.text("voids")
+        if voids and voids not in VOIDABLE:
+            raise ManifestError(path, f"{where}.voids",
+                                f"unknown value {voids!r} (allowed: {', '.join(VOIDABLE)})")
+        if voids and not has_performance:
+            raise ManifestError(path, f"{where}.voids",
+                                "the exercise has no [[performance]] points to void")
+        points = t.number("points", default=0.0, minimum=0.0)
+        if points == 0 and not voids:
+            raise ManifestError(path, f"{where}.points",
+                                "must be greater than 0 unless the rule voids performance")
+        if any(other.name == name for other in out):
+            raise ManifestError(path, f"{where}.name", f"duplicate name {name!r}")
+        out.append(Technique(name=name, rule=rule, points=points, kernel=kernel, value=value,
+                             voids=voids, message=t.text("message"), hint=t.text("hint")))
+    return tuple(out)
 
 
 def _shared_folder(path: Path, name: str, shared: str) -> str:

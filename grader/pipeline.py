@@ -1,5 +1,6 @@
 """The grading pipeline: configure and build everything once, then for each exercise the
-not-submitted check, build, tests, sanitizer and benchmark (grader/stages/), and the scorer
+not-submitted check, build, technique (which reads the compiled code, so it runs with
+--build-only and without a GPU), tests, sanitizer and benchmark (grader/stages/), and the scorer
 (grader/scoring.py) last.
 
 Every stage runs its program through grader.proc.run, in its own process group with a time
@@ -17,7 +18,7 @@ from typing import Callable
 from grader import __version__, model, scoring
 from grader.manifest import Exercise
 from grader.model import StageStatus
-from grader.stages import benchmark, build, sanitizer, tests
+from grader.stages import benchmark, build, sanitizer, technique, tests
 from grader.stages.common import GradeOptions
 
 
@@ -66,13 +67,16 @@ class Grader:
         built = build.run(self.options, ex)
         if built.status != StageStatus.PASSED:
             return scoring.grade(ex, [built])
+        stages = [built]
+        if ex.technique:
+            stages.append(technique.run(self.options, ex))
         why_not = self._why_not_run(ex)
         if why_not:
-            return scoring.not_run(ex, [built], why_not)
+            return scoring.not_run(ex, stages, why_not)
 
         test_binary = self.options.build_dir / f"{ex.name}_test"
         tested = tests.run(self.options, ex, test_binary)
-        stages = [built, tested]
+        stages.append(tested)
         if tested.status == StageStatus.SKIPPED:
             return scoring.grade(ex, stages)
 

@@ -55,8 +55,10 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     for ex in report.exercises:
         if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose:
             continue
-        if ex.status == ExerciseStatus.SKIPPED and not verbose:
-            continue
+        technique = ex.stage("technique")
+        if ex.status == ExerciseStatus.SKIPPED and not verbose and not (
+                technique and technique.status != StageStatus.PASSED):
+            continue  # a --build-only run still shows the technique rules it broke
         out.append(_paint(f"── {ex.key}: {ex.status.replace('_', ' ')}", ex.status, color))
         if ex.message:
             out.append(f"   {ex.message}")
@@ -80,8 +82,9 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
         out.append("")
 
     width = max([len(e.key) for e in report.exercises] + [8])
-    out.append(f"{'exercise':<{width}}  {'status':<14} {'tests':>8} {'perf':>16} {'score':>13}")
-    out.append("-" * (width + 56))
+    out.append(f"{'exercise':<{width}}  {'status':<14} {'tests':>8} {'rules':>6} {'perf':>16} "
+               f"{'score':>13}")
+    out.append("-" * (width + 63))
     for ex in report.exercises:
         tests = ex.stage("tests")
         cases = (f"{tests.details.get('passed', 0)}/{tests.details.get('total', 0)}"
@@ -93,11 +96,18 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
             perf = ", ".join(f"{r:.2f}x" for r in ratios) if ratios else bench.status
         elif bench:
             perf = bench.status
+        technique = ex.stage("technique")
+        rules = "-"
+        if technique and technique.cases:
+            met = sum(c.status == CaseStatus.PASSED for c in technique.cases)
+            rules = f"{met}/{len(technique.cases)}"
+        elif technique:
+            rules = technique.status
         status = _paint(f"{ex.status.replace('_', ' '):<14}", ex.status, color)
-        out.append(f"{ex.key:<{width}}  {status} {cases:>8} {perf:>16} "
+        out.append(f"{ex.key:<{width}}  {status} {cases:>8} {rules:>6} {perf:>16} "
                    f"{ex.score:>6.1f}/{ex.max_score:<6.1f}")
-    out.append("-" * (width + 56))
-    out.append(f"{'total':<{width}}  {'':<14} {'':>8} {'':>16} "
+    out.append("-" * (width + 63))
+    out.append(f"{'total':<{width}}  {'':<14} {'':>8} {'':>6} {'':>16} "
                f"{report.score:>6.1f}/{report.max_score:<6.1f} ({report.percent:.1f}%)")
     return "\n".join(out)
 

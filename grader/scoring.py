@@ -2,7 +2,9 @@
 
 The stages (grader/stages/) say what happened; from their results this module gives the tests
 stage its share of the correctness points (voided by a failing sanitizer), turns the benchmark's
-ratios into performance points, and decides the exercise's status and message.
+ratios into performance points, awards each technique rule's points (only to a correct exercise;
+a failed rule with `voids = "performance"` also voids the performance points), and decides the
+exercise's status and message.
 """
 
 from __future__ import annotations
@@ -80,13 +82,52 @@ def score_benchmark(ex: Exercise, bench: StageResult) -> None:
     bench.message = "; ".join(f"{m.name}: {m.message}" for m in bench.metrics)
 
 
+def score_technique(ex: Exercise, technique: StageResult, is_correct: bool) -> None:
+    """Each met rule's points, when the exercise is correct (so a skeleton earns nothing). A
+    stage in ERROR (cuobjdump missing or failing) checked nothing and costs nothing: the
+    points of a correct exercise are given unchecked."""
+    technique.max_points = sum(t.points for t in ex.technique)
+    rules = technique.details.get("rules", [])
+    if technique.status == StageStatus.ERROR:
+        technique.points = technique.max_points if is_correct else 0.0
+        return
+    for rule in rules:
+        rule["points"] = rule["max_points"] if rule["passed"] and is_correct else 0.0
+    technique.points = round(sum(r["points"] for r in rules), 3)
+    earned = sum(r["max_points"] for r in rules if r["passed"])
+    if not is_correct and earned > 0:
+        technique.message += f"; its {earned:g} points need a correct exercise"
+
+
+def voided_by_technique(technique: StageResult | None) -> list[str]:
+    """Names of the failed rules that void the performance points."""
+    if technique is None or technique.status == StageStatus.ERROR:
+        return []
+    return [r["name"] for r in technique.details.get("rules", [])
+            if not r["passed"] and r.get("voids") == "performance"]
+
+
+def void_performance(bench: StageResult, rules: list[str]) -> None:
+    if bench.points > 0 or bench.status == StageStatus.PASSED:
+        bench.status = StageStatus.FAILED
+    for metric in bench.metrics:
+        metric.points = 0.0
+    bench.points = 0.0
+    why = f"performance points voided: technique rule {', '.join(rules)} failed"
+    bench.message = f"{why}; {bench.message}" if bench.message else why
+
+
 def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
     return _result(ex, [], ExerciseStatus.NOT_SUBMITTED,
                    f"not submitted: {', '.join(missing)} not found in {folder}")
 
 
 def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
-    """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code."""
+    """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code, but
+    the technique rules, which need no GPU, are reported (without points)."""
+    technique = _stage(stages, "technique")
+    if technique is not None:
+        score_technique(ex, technique, is_correct=False)
     return _result(ex, stages, ExerciseStatus.SKIPPED, why)
 
 
@@ -98,11 +139,17 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         return _result(ex, stages, ExerciseStatus.COMPILE_ERROR, build.message.rstrip(":"))
     tests = _stage(stages, "tests")
     score_tests(ex, tests, _stage(stages, "sanitizer"))
+    technique = _stage(stages, "technique")
+    if technique is not None:
+        score_technique(ex, technique, correct(stages))
     if tests.status == StageStatus.SKIPPED:
         return _result(ex, stages, ExerciseStatus.SKIPPED, tests.message)
     bench = _stage(stages, "benchmark")
     if bench is not None:
         score_benchmark(ex, bench)
+        voided = voided_by_technique(technique)
+        if voided:
+            void_performance(bench, voided)
 
     result = _result(ex, stages, ExerciseStatus.PASSED, "full marks")
     result.score = round(sum(s.points for s in stages), 3)
@@ -116,7 +163,9 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         result.message = f"{failing.name}: {failing.message}"
     elif result.score + 1e-9 < result.max_score:
         result.status = ExerciseStatus.PARTIAL
-        result.message = bench.message if bench else ""
+        result.message = "; ".join(f"{s.name}: {s.message}" if s.name == "technique"
+                                   else s.message for s in (technique, bench)
+                                   if s is not None and s.points + 1e-9 < s.max_points)
     return result
 
 

@@ -1,4 +1,5 @@
-"""Locating the external tools the grader drives: meson, ninja, compute-sanitizer, nvidia-smi."""
+"""Locating the external tools the grader drives: meson, ninja, compute-sanitizer, nvidia-smi,
+cuobjdump."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from grader.errors import GraderError
 from grader.model import GpuInfo
 
 CUDA_BIN_DIRS = [Path("/usr/local/cuda/bin"), Path("/opt/cuda/bin")]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _beside_python(name: str) -> str | None:
@@ -18,10 +20,19 @@ def _beside_python(name: str) -> str | None:
     return str(candidate) if candidate.is_file() else None
 
 
+def _wheel_bin_dirs() -> list[Path]:
+    """bin folders of NVIDIA's PyPI wheels (nvidia-cuda-cuobjdump puts its binary in
+    site-packages/nvidia/cu13/bin): in this Python's site-packages and in the course's .venv,
+    since the grader may run under a Python other than the one setup.sh installed into."""
+    sites = [Path(p) for p in sys.path if p.endswith("site-packages")]
+    sites += sorted(ROOT.glob(".venv/lib/python3*/site-packages"))
+    return [d for site in sites for d in sorted(site.glob("nvidia/cu*/bin"), reverse=True)]
+
+
 def find(name: str, required_for: str = "") -> str | None:
     path = _beside_python(name) or shutil.which(name)
     if path is None:
-        for directory in CUDA_BIN_DIRS:
+        for directory in CUDA_BIN_DIRS + _wheel_bin_dirs():
             if (directory / name).is_file():
                 path = str(directory / name)
                 break
