@@ -70,6 +70,20 @@ if [ -z "$PY" ]; then
     || _fail "pip install -r requirements.txt failed"
   PY="$_course_root/.venv/bin/python"
 fi
+# The technique stage reads compiled code with cuobjdump (and cuobjdump -sass needs nvdisasm);
+# a toolkit without them (this course's CPU machines) gets NVIDIA's PyPI wheels in .venv, where
+# grader/tools.py finds them (site-packages/nvidia/cu*/bin).
+if ! "$PY" -c 'import sys; sys.path.insert(0, "'"$_course_root"'"); from grader import tools
+sys.exit(0 if tools.find("cuobjdump") and tools.find("nvdisasm") else 1)' 2>/dev/null; then
+  cuda_major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  echo "setup: installing cuobjdump and nvdisasm ${cuda_major}.x from PyPI into .venv" >&2
+  [ -x "$_course_root/.venv/bin/python" ] || "$PY" -m venv "$_course_root/.venv" \
+    || _fail "python -m venv failed (apt-get install python3-venv?)"
+  "$_course_root/.venv/bin/python" -m pip install -q \
+      "nvidia-cuda-cuobjdump>=${cuda_major},<$((cuda_major + 1))" \
+      "nvidia-cuda-nvdisasm>=${cuda_major},<$((cuda_major + 1))" \
+    || _fail "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm failed"
+fi
 export PY
 export PATH="$(dirname "$PY"):$PATH"
 command -v ninja >/dev/null 2>&1 || _fail "ninja not found"
