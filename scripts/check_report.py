@@ -3,6 +3,8 @@
   --all-compiled    every exercise was submitted and compiled
   --full-marks      every exercise earned all its points (reference solutions)
   --no-correctness  no exercise earned correctness points (skeletons: no test may pass on them)
+  --techniques      every technique rule was checked and met (reference solutions, even
+                    with --build-only, since the rules need no GPU)
 """
 
 import argparse
@@ -19,6 +21,7 @@ parser.add_argument("report")
 parser.add_argument("--all-compiled", action="store_true")
 parser.add_argument("--full-marks", action="store_true")
 parser.add_argument("--no-correctness", action="store_true")
+parser.add_argument("--techniques", action="store_true")
 args = parser.parse_args()
 try:
     report = Report.load(Path(args.report))
@@ -26,7 +29,7 @@ except GraderError as error:
     sys.exit(f"check_report: {error}")
 bad = []
 passed = []
-if args.all_compiled or not (args.full_marks or args.no_correctness):
+if args.all_compiled or not (args.full_marks or args.no_correctness or args.techniques):
     passed.append("all compiled")
     if args.all_compiled:
         for ex in report.exercises:
@@ -47,6 +50,12 @@ if args.no_correctness:
         if tests is not None and tests.points > 0:
             bad.append(f"{ex.key}: {tests.points:g} correctness points "
                        f"({tests.details.get('passed', '?')} cases passed)")
+if args.techniques:
+    passed.append("all technique rules met")
+    for ex in report.exercises:
+        technique = ex.stage("technique")
+        if technique is not None and technique.status != StageStatus.PASSED:
+            bad.append(f"{ex.key}: technique {technique.status}: {technique.message}")
 print(f"{args.report}: {len(report.exercises)} exercises, "
       f"{', '.join(passed) if not bad else 'problems:'}")
 for line in bad:

@@ -17,7 +17,10 @@ echo "== 2/3 compile every solution and skeleton"
 for tree in solutions skeletons; do
   "$PY" -m grader grade "$tree" --build-only -q --build-dir "build/ci/$tree" \
       --json "build/ci/$tree.json" > "build/ci/$tree.txt" || status=1
-  "$PY" scripts/check_report.py "build/ci/$tree.json" --all-compiled || {
+  # The solutions must also meet every technique rule (checked on the compiled code).
+  checks=(--all-compiled)
+  [ "$tree" = solutions ] && checks+=(--techniques)
+  "$PY" scripts/check_report.py "build/ci/$tree.json" "${checks[@]}" || {
     status=1; cat "build/ci/$tree.txt"; }
 done
 
