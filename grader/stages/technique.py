@@ -287,6 +287,24 @@ def _short(name: str, limit: int = 90) -> str:
     return name if len(name) <= limit else name[:limit - 3] + "..."
 
 
+def _bare(name: str) -> str:
+    """A demangled name without template arguments, return type and parameters, e.g.
+    cub::CUB_300001_SM_900::DeviceReduce::Sum<...>: enough to say what was called."""
+    out, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+            if depth == 1:
+                out.append("<...>")
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            if ch == "(":
+                break
+            out.append(ch)
+    return "".join(out).split(" ")[-1]
+
+
 def _which(rule: Technique, found: Inspection, kernels: list[Function]) -> str:
     names = ", ".join(_short(found.pretty(k.name)) for k in kernels[:4])
     more = f" and {len(kernels) - 4} more" if len(kernels) > 4 else ""
@@ -296,7 +314,8 @@ def _which(rule: Technique, found: Inspection, kernels: list[Function]) -> str:
 def _no_kernel(rule: Technique, found: Inspection) -> str:
     if not rule.kernel:
         return "no __global__ function in your code"
-    names = [_short(found.pretty(f.name)) for f in found.functions.values() if f.kernel]
+    names = [_short(found.pretty(f.name)) for f in found.functions.values()
+             if f.kernel and not _library_function(f.name)]
     return (f"no kernel matching /{rule.kernel}/ (kernels: "
             f"{', '.join(names[:6]) if names else 'none'})")
 
@@ -404,9 +423,9 @@ def _no_library_calls(rule: Technique, found: Inspection) -> tuple[bool, str, st
         if lib in NAMESPACES:
             ns = NAMESPACES[lib]
             hits += [f"{'kernel' if f.kernel else 'device function'} "
-                     f"{_short(found.pretty(f.name))}"
+                     f"{_bare(found.pretty(f.name))}"
                      for f in found.functions.values() if in_namespace(f.name, ns)]
-            hits += [f"host symbol {_short(found.pretty(n))}"
+            hits += [f"host code {_bare(found.pretty(n))}"
                      for n, _ in found.host if in_namespace(n, ns)]
         else:
             prefix = C_PREFIXES[lib]
