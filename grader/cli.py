@@ -1,4 +1,5 @@
-"""Command line: python3 -m grader {init,grade,list,skeletons,render}."""
+"""Command line: python3 -m grader {init,grade,list,skeletons,render,export-template,
+export-gradescope,gradescope-run,classroom-points}."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import secrets
 import sys
 from pathlib import Path
 
-from grader import __version__, manifest, model, render, skeletons, tools, workspace
+from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
+                    workspace)
 from grader.errors import GraderError
 from grader.pipeline import GradeOptions, Grader
 
@@ -67,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("render", help="print or convert a saved JSON report")
     r.add_argument("report", type=Path)
     r.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
+    _add_export_arguments(sub, g, r)
     return p
 
 
@@ -160,6 +163,7 @@ def cmd_grade(args) -> int:
         raise GraderError(f"--build-dir {build_dir} is a file, not a folder")
     _output_file(args.json, "--json")
     _output_file(args.junit, "--junit")
+    _check_export_paths(args)
 
     gpu = tools.query_gpu()
     if gpu is None and not args.build_only:
@@ -182,6 +186,7 @@ def cmd_grade(args) -> int:
         raise GraderError(f"cannot write the report {json_path}: {error.strerror}") from None
     if args.junit:
         _write(args.junit, render.junit_xml(report), "--junit")
+    _write_exports(report, args)
     print(render.terminal(report, sys.stdout, verbose=args.verbose))
     print(f"\nReport: {json_path}")
     if args.fail_under is not None and report.percent + 1e-9 < args.fail_under:
@@ -207,6 +212,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_skeletons(args) -> int:
+    if template.is_template(ROOT):
+        raise GraderError(template.NO_SOLUTIONS)
     solutions, skeleton_dir = ROOT / "solutions", ROOT / "skeletons"
     if args.check:
         differences = skeletons.compare(solutions, skeleton_dir)
@@ -230,9 +237,100 @@ def cmd_render(args) -> int:
     report = model.Report.load(args.report)
     if args.junit:
         _write(_output_file(args.junit, "--junit"), render.junit_xml(report), "--junit")
+    _check_export_paths(args)
+    _write_exports(report, args)
     print(render.terminal(report, sys.stdout))
     return EXIT_OK
 
+
+# --------------------------------------------------- student template and platform exports
+
+_EXPORT_FLAGS = (("--gradescope", "Gradescope results.json"),
+                 ("--prairielearn", "PrairieLearn external grading results.json"))
+
+
+def _add_export_arguments(sub, grade, render_parser) -> None:
+    for parser in (grade, render_parser):
+        for flag, what in _EXPORT_FLAGS:
+            parser.add_argument(flag, type=Path, metavar="PATH", help=f"also write {what} here")
+
+    t = sub.add_parser("export-template", help="write a student repository without solutions "
+                       "into a new folder (for a GitHub template repository)")
+    t.add_argument("out", type=Path, help="new or empty folder")
+    t.add_argument("--no-git", action="store_true", help="do not make it a git repository")
+
+    z = sub.add_parser("export-gradescope", help="write a Gradescope autograder zip (setup.sh, "
+                       "run_autograder and the course without solutions)")
+    z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
+
+    gr = sub.add_parser("gradescope-run", help="grade a Gradescope upload and write its "
+                        "results.json (run_autograder calls this)")
+    gr.add_argument("--upload", type=Path, default=Path("/autograder/submission"))
+    gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
+
+    c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
+                       "the GitHub Classroom grading reporter reads them (step output line)")
+    c.add_argument("report", type=Path)
+    c.add_argument("--chapter", required=True, help="chapter folder, e.g. ch01_programming_model")
+    c.add_argument("--max-score", type=float, required=True,
+                   help="the chapter's points (the generated workflow has them)")
+
+
+def _check_export_paths(args) -> None:
+    for flag, _ in _EXPORT_FLAGS:
+        _output_file(getattr(args, flag[2:]), flag)
+
+
+def _write_exports(report: model.Report, args) -> None:
+    views = {"--gradescope": exports.gradescope, "--prairielearn": exports.prairielearn}
+    for flag, view in views.items():
+        path = getattr(args, flag[2:])
+        if path is not None:
+            _write(path, json.dumps(view(report), indent=2) + "\n", flag)
+
+
+def cmd_export_template(args) -> int:
+    out = args.out.resolve()
+    workflow = exports.classroom_workflow(manifest.discover(ROOT))
+    written = template.export(ROOT, out, git=not args.no_git,
+                              extra={".github/workflows/classroom.yml": workflow})
+    _say(f"wrote a student template of {len(written)} files to {out} (no solutions/)"
+         + ("" if args.no_git else "; committed as a new git repository"))
+    return EXIT_OK
+
+
+def cmd_export_gradescope(args) -> int:
+    if template.is_template(ROOT):
+        raise GraderError(f"{template.NO_SOLUTIONS}; export from the course itself")
+    out = _output_file(args.out, "export-gradescope")
+    names = exports.gradescope_zip(ROOT, out)
+    _say(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder; it "
+         "needs an image with the CUDA toolkit and a GPU (docs/instructors.md)")
+    return EXIT_OK
+
+
+def cmd_gradescope_run(args) -> int:
+    work = ROOT / "build" / "gradescope"
+    data = exports.gradescope_run(ROOT, args.upload, args.results, work,
+                                  exports.grade_with_cli(ROOT, work))
+    _say(f"wrote {args.results}: score {data['score']:g}")
+    return EXIT_OK
+
+
+def cmd_classroom_points(args) -> int:
+    try:
+        report, problem = model.Report.load(args.report), ""
+    except GraderError as error:
+        report, problem = None, f"no grading report: {error}"
+    print(exports.classroom_output(
+        exports.classroom_result(report, args.chapter, args.max_score, problem)))
+    return EXIT_OK
+
+
+EXPORT_HANDLERS = {"export-template": cmd_export_template,
+                   "export-gradescope": cmd_export_gradescope,
+                   "gradescope-run": cmd_gradescope_run,
+                   "classroom-points": cmd_classroom_points}
 
 def _warn_incomplete() -> None:
     for folder in manifest.incomplete_folders(ROOT):
@@ -245,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("grade", "list"):
         _warn_incomplete()
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
-                "skeletons": cmd_skeletons, "render": cmd_render}
+                "skeletons": cmd_skeletons, "render": cmd_render, **EXPORT_HANDLERS}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit

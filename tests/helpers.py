@@ -12,12 +12,18 @@ TESTS = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from grader import manifest, model  # noqa: E402
+import pytest  # noqa: E402
+
+from grader import manifest, model, template  # noqa: E402
 from grader.model import ExerciseStatus  # noqa: E402
 
 PYTHON = sys.executable
 FIXTURES = TESTS / "fixtures" / "submissions"
 VECTOR_ADD = ROOT / "chapters" / "ch01_programming_model" / "vector_add" / "vector_add.toml"
+# A student template (grader/template.py) has no solutions/ and no fixture submissions: the
+# tests that need them skip there, saying why.
+TEMPLATE = template.is_template(ROOT)
+needs_solutions = pytest.mark.skipif(TEMPLATE, reason=template.NO_SOLUTIONS)
 
 
 def run_cli(*args, cwd: Path = ROOT, timeout: float = 60, env=None):

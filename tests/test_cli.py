@@ -11,7 +11,7 @@ import pytest
 
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import cli, model, tools
-from helpers import ROOT, run_cli
+from helpers import ROOT, needs_solutions, run_cli
 
 NO_GPU = tools.query_gpu() is None
 
@@ -125,6 +125,7 @@ def test_cli_list():
     assert va["files"] == ["vector_add.cu"]
 
 
+@needs_solutions
 def test_cli_skeletons_check():
     r = run_cli("skeletons", "--check")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -7,8 +7,9 @@ import pytest
 
 import fixture_expect
 from grader import manifest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, needs_solutions
 
+pytestmark = needs_solutions
 KNOWN = {e.name for e in manifest.discover(ROOT)}
 ALL_FIXTURES = sorted(p.parent for p in FIXTURES.glob("*/expect.toml"))
 

@@ -17,13 +17,13 @@ import pytest
 
 import fixture_expect
 from grader import tools
-from helpers import PYTHON, ROOT
+from helpers import PYTHON, ROOT, needs_solutions
 
 # A marker rather than a module-level skip: the test stays collected (and reported as
 # skipped), so running this file alone on a machine without a GPU exits 0, not 5.
 # COURSE_REQUIRE_GPU=1 (set by scripts/gpu_check.sh) turns the skip into a failure, so a GPU
 # check can never pass by skipping these.
-pytestmark = [pytest.mark.gpu,
+pytestmark = [pytest.mark.gpu, needs_solutions,
               pytest.mark.skipif(tools.query_gpu() is None
                                  and os.environ.get("COURSE_REQUIRE_GPU") != "1",
                                  reason="no NVIDIA GPU (nvidia-smi lists none): fixtures are "

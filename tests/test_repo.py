@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from grader import manifest, meson_plan
-from helpers import ROOT
+from helpers import ROOT, needs_solutions
 
 EXERCISES = manifest.discover(ROOT)
 
@@ -26,11 +26,19 @@ def test_exercise_files(ex):
     # Tests and benchmark: the exercise's own, or its shared folder's.
     assert manifest.test_sources(ex), f"{ex.name}_test.cpp missing"
     assert manifest.bench_sources(ex), f"{ex.name}_bench.cpp missing"
-    for tree in ("solutions", "skeletons"):
-        for f in ex.files:
-            assert (ROOT / tree / ex.chapter / f).is_file(), f"{tree}/{ex.chapter}/{f} missing"
+    for f in ex.files:
+        assert (ROOT / "skeletons" / ex.chapter / f).is_file(), \
+            f"skeletons/{ex.chapter}/{f} missing"
     assert ex.max_points > 0
     assert ex.correctness_points > 0
+
+
+@needs_solutions
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.key)
+def test_solution_files(ex):
+    for f in ex.files:
+        assert (ROOT / "solutions" / ex.chapter / f).is_file(), \
+            f"solutions/{ex.chapter}/{f} missing"
 
 
 @pytest.mark.parametrize("ex", [e for e in EXERCISES if e.performance], ids=lambda e: e.key)
