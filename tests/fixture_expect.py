@@ -6,6 +6,12 @@
     correctness = "full"        # optional: full | none | some
     performance = "not_full"    # optional: full | none | not_full
     messages = ["substring"]    # optional, case-insensitive, in the exercise's JSON
+    technique = { rule_name = "passed" }  # optional: verdicts of the technique stage's rules
+    technique_messages = ["substring"]    # optional, case-insensitive, in the technique stage
+
+The technique keys hold on a GPU (full grading) and on the CPU alike: the technique stage reads
+the compiled code and runs with --build-only (tests/test_technique_fixtures.py checks them
+there); status, correctness, performance and messages are checked on a GPU only.
 """
 
 from __future__ import annotations
@@ -21,7 +27,17 @@ STATUSES = ("passed", "partial", "failed", "compile_error", "crashed", "timed_ou
             "exited_early", "not_submitted", "skipped")
 CORRECTNESS = ("full", "none", "some")
 PERFORMANCE = ("full", "none", "not_full")
-EXERCISE_KEYS = {"status", "correctness", "performance", "messages"}
+VERDICTS = ("passed", "failed")
+EXERCISE_KEYS = {"status", "correctness", "performance", "messages", "technique",
+                 "technique_messages"}
+
+
+def technique_dirs() -> list[Path]:
+    """Fixtures whose expect.toml names technique verdicts (checked without a GPU)."""
+    dirs = sorted(p.parent for p in FIXTURES.glob("*/expect.toml")) if FIXTURES.is_dir() else []
+    return [d for d in dirs if any("technique" in spec
+                                   for spec in load(d).get("exercises", {}).values()
+                                   if isinstance(spec, dict))]
 
 
 def fixture_dirs() -> list[Path]:
@@ -80,10 +96,15 @@ def problems(directory: Path, known_exercises: set[str]) -> list[str]:
             out.append(f"{at}.correctness: one of {', '.join(CORRECTNESS)}")
         if "performance" in spec and spec["performance"] not in PERFORMANCE:
             out.append(f"{at}.performance: one of {', '.join(PERFORMANCE)}")
-        messages = spec.get("messages", [])
-        if not isinstance(messages, list) or \
-                not all(isinstance(m, str) and m for m in messages):
-            out.append(f"{at}.messages: a list of non-empty strings")
+        for key in ("messages", "technique_messages"):
+            messages = spec.get(key, [])
+            if not isinstance(messages, list) or \
+                    not all(isinstance(m, str) and m for m in messages):
+                out.append(f"{at}.{key}: a list of non-empty strings")
+        technique = spec.get("technique", {})
+        if not isinstance(technique, dict) or \
+                not all(v in VERDICTS for v in technique.values()):
+            out.append(f"{at}.technique: a table of rule name = passed | failed")
     return out
 
 
@@ -134,4 +155,26 @@ def mismatches(spec: dict, exercise: dict) -> list[str]:
     for message in spec.get("messages", []):
         if message.lower() not in text and message.lower() not in flat:
             out.append(f"{name}: message {message!r} not found in the exercise's report")
+    return out + technique_mismatches(spec, exercise)
+
+
+def technique_mismatches(spec: dict, exercise: dict) -> list[str]:
+    """How the exercise's technique stage differs from the expected verdicts and messages."""
+    name = exercise["name"]
+    if "technique" not in spec and "technique_messages" not in spec:
+        return []
+    stage = next((s for s in exercise.get("stages", []) if s["name"] == "technique"), None)
+    if stage is None:
+        return [f"{name}: no technique stage in the report ({exercise.get('message', '')})"]
+    out = []
+    verdicts = {c["name"]: c["status"] for c in stage.get("cases", [])}
+    for rule, want in spec.get("technique", {}).items():
+        if verdicts.get(rule) != want:
+            out.append(f"{name}: technique rule {rule} {verdicts.get(rule, 'missing')!r}, "
+                       f"expected {want!r} ({stage.get('message', '')})")
+    flat = "\n".join(_strings(stage)).lower()
+    for message in spec.get("technique_messages", []):
+        if message.lower() not in flat:
+            out.append(f"{name}: message {message!r} not found in the technique stage "
+                       f"({stage.get('message', '')})")
     return out

@@ -171,7 +171,7 @@ def test_classify_makes_cases_and_rules(found):
                                                          ("smem", "passed")]
     assert stage.cases[0].message.startswith("reduce in a warp: expected warp shuffles")
     assert stage.cases[0].message.endswith(". Try: __shfl_down_sync")
-    assert stage.message.startswith("1 of 2 rules met; shuffles: reduce in a warp")
+    assert stage.message == "1 of 2 rules met (shuffles failed)"
     assert stage.details["rules"][0] == {
         "name": "shuffles", "rule": "uses_shuffle", "kernel": "smem_kernel", "passed": False,
         "expected": "warp shuffles (SHFL) in kernel smem_kernel",

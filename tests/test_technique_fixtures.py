@@ -1,0 +1,47 @@
+"""The technique stage on real compiled code, without a GPU: every fixture whose expect.toml
+names technique verdicts is built with nvcc (--build-only, its exercises only) and the technique
+stage's verdicts and messages checked against it (fixture_expect.technique_mismatches).
+
+Not skipped when cuobjdump is missing: scripts/setup.sh installs it, and a CI that cannot find
+it must fail rather than pass by checking nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import fixture_expect
+from grader import tools
+from helpers import run_cli
+
+BUILD_TIMEOUT_S = 1200
+
+
+@pytest.mark.parametrize("directory", fixture_expect.technique_dirs(), ids=lambda p: p.name)
+def test_technique_verdicts(directory: Path, tmp_path):
+    assert tools.find("cuobjdump") and tools.find("nvdisasm"), \
+        "cuobjdump or nvdisasm not found: run scripts/setup.sh (it installs NVIDIA's wheels)"
+    expect = fixture_expect.load(directory)
+    report_path = tmp_path / "report.json"
+    args = ["grade", directory, "--build-only", "-q", "--json", report_path]
+    for name in expect["exercises"]:
+        args += ["-e", name]
+    result = run_cli(*args, timeout=BUILD_TIMEOUT_S)
+    assert result.returncode == 0, f"{result.stderr[-3000:]}\n{result.stdout[-3000:]}"
+    graded = {e["name"]: e for e in json.loads(report_path.read_text())["exercises"]}
+    problems = []
+    for name, spec in expect["exercises"].items():
+        exercise = graded[name]
+        if exercise["status"] != "skipped":  # --build-only: compiled, not run
+            problems.append(f"{name}: {exercise['status']} ({exercise['message']})")
+        problems += fixture_expect.technique_mismatches(spec, exercise)
+    assert not problems, "\n".join(problems) + "\n\n" + result.stdout[-4000:]
+
+
+def test_there_are_technique_fixtures():
+    names = {d.name for d in fixture_expect.technique_dirs()}
+    assert {"ch02_reduce_calls_cub", "ch02_v8_without_shuffles",
+            "ch04_transpose_without_shared"} <= names
