@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import skeletons, template
+from grader import exports, manifest, skeletons, template
 from helpers import PYTHON, ROOT, assert_one_line_error, needs_solutions, run_cli
 
 pytestmark = needs_solutions  # the template is exported from the course, solutions and all
@@ -104,6 +104,8 @@ def test_the_template_holds_the_course_without_answers(exported):
     assert not list(exported.rglob("__pycache__"))
     assert os.access(exported / "scripts" / "test.sh", os.X_OK) == \
         os.access(ROOT / "scripts" / "test.sh", os.X_OK)
+    workflow = (exported / ".github" / "workflows" / "classroom.yml").read_text()
+    assert workflow == exports.classroom_workflow(manifest.discover(ROOT))
     # The student's repository tracks their workspace.
     assert "/workspace/" not in (exported / ".gitignore").read_text().splitlines()
 
