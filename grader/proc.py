@@ -131,6 +131,10 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
+    except BaseException:
+        # Ctrl-C or a stopped batch: the program has its own session, so it would live on.
+        _kill_group(proc.pid, 0.5, proc)
+        raise
     _kill_group(proc.pid, grace_s if timed_out else 0.5, proc)
     if proc.poll() is None:  # pragma: no cover - only if the kernel refuses SIGKILL
         proc.kill()
