@@ -324,6 +324,7 @@ def test_gradescope_run_command_without_a_gpu(autograder, tmp_path):
     assert data["score"] == 0 and "no NVIDIA GPU found" in data["output"]
 
 
+@needs_solutions
 def test_export_gradescope_refuses_a_folder(tmp_path):
     result = run_cli("export-gradescope", tmp_path)
     assert result.returncode == 2
