@@ -12,8 +12,10 @@ from pathlib import Path
 
 from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
                     workspace)
+from grader import hidden  # instructors: hidden test cases
 from grader.errors import GraderError
 from grader.pipeline import GradeOptions, Grader
+from grader.stages.common import SECRET_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR = 0, 1, 2
@@ -55,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
+    _add_instructor_flags(g)
 
     ls = sub.add_parser("list", help="list the exercises")
     ls.add_argument("--json", action="store_true", help="machine-readable list")
@@ -172,7 +175,8 @@ def cmd_grade(args) -> int:
     options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
-                           jobs=args.jobs, cuda_arch=args.cuda_arch)
+                           jobs=args.jobs, cuda_arch=args.cuda_arch,
+                           **_instructor_options(args))
 
     def progress(message: str) -> None:
         if not args.quiet:
@@ -331,6 +335,25 @@ EXPORT_HANDLERS = {"export-template": cmd_export_template,
                    "export-gradescope": cmd_export_gradescope,
                    "gradescope-run": cmd_gradescope_run,
                    "classroom-points": cmd_classroom_points}
+
+def _add_instructor_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--secret", metavar="SECRET",
+                   help="instructors: mix this secret into the inputs' seed (default: "
+                   f"${SECRET_ENV}, which keeps it out of the process list), so that the "
+                   "printed seed alone does not replay the inputs; the report records only "
+                   "that a secret was used")
+    p.add_argument("--hidden", action="store_true",
+                   help="instructors: compile in and run the hidden test cases "
+                   f"(<exercise>{hidden.HIDDEN_TEST_SUFFIX}); the report counts them but "
+                   "shows neither their names nor their messages")
+
+
+def _instructor_options(args) -> dict:
+    if args.secret == "":
+        raise GraderError("--secret is empty")
+    secret = args.secret if args.secret is not None else os.environ.get(SECRET_ENV)
+    return {"secret": secret or None, "hidden": args.hidden}
+
 
 def _warn_incomplete() -> None:
     for folder in manifest.incomplete_folders(ROOT):

@@ -16,6 +16,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import hidden
 from grader.errors import GraderError, ManifestError
 
 CHAPTER_PATTERN = re.compile(r"^ch\d{2}_[a-z0-9_]+$")
@@ -413,14 +414,15 @@ def _course_sources(folder: Path, stem: str) -> list[str]:
     out = []
     for p in sorted(folder.iterdir()):
         if p.suffix in (".cpp", ".cu") and p.stem.startswith(stem + "_") \
-                and p.stem not in (stem + "_test", stem + "_bench"):
+                and p.stem not in (stem + "_test", stem + "_bench") \
+                and not hidden.is_hidden_source(p):
             out.append(p.name)
     return out
 
 
 def course_sources(ex: Exercise) -> list[str]:
-    """Course-owned sources beside the tests: <name>_*.cpp/.cu other than _test and _bench
-    (CPU references, baseline kernels)."""
+    """Course-owned sources beside the tests: <name>_*.cpp/.cu other than _test, _bench and
+    _hidden_test (CPU references, baseline kernels)."""
     return _course_sources(ex.directory, ex.name)
 
 

@@ -5,8 +5,9 @@ shared|<chapter>/<shared>|folder|course sources|libraries
     one per folder of shared course code, before the exercises that use it; its sources are
     compiled once per build; libraries is the union of its exercises' libraries.
 exercise|name|chapter|exercise dir|student files|course sources|libraries|rdc|manifest|
-        shared key|test sources|bench sources
-    one per exercise; shared key is <chapter>/<shared> or empty.
+        shared key|test sources|bench sources|hidden test sources
+    one per exercise; shared key is <chapter>/<shared> or empty; hidden test sources are
+    added to the test binary only with -Dhidden_tests=true (grader/hidden.py).
 
 Run by Meson at configure time; errors go to stderr with exit status 1."""
 
@@ -19,6 +20,7 @@ if sys.version_info < (3, 11):
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.errors import GraderError  # noqa: E402
+from grader.hidden import HIDDEN_TEST_SUFFIX  # noqa: E402
 from grader.manifest import (bench_sources, course_sources, discover,  # noqa: E402
                              shared_sources, test_sources)
 
@@ -48,8 +50,14 @@ def main(root: str) -> int:
                         "1" if ex.rdc else "0", str(ex.manifest),
                         f"{ex.chapter}/{ex.shared}" if ex.shared else "",
                         ",".join(rel(p) for p in test_sources(ex)),
-                        ",".join(rel(p) for p in bench_sources(ex))]))
+                        ",".join(rel(p) for p in bench_sources(ex)),
+                        _hidden_test_source(ex, rel)]))
     return 0
+
+
+def _hidden_test_source(ex, rel) -> str:
+    path = ex.directory / f"{ex.name}{HIDDEN_TEST_SUFFIX}"
+    return rel(path) if path.is_file() else ""
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import platform
 import shutil
 from typing import Callable
 
-from grader import __version__, model, scoring
+from grader import __version__, hidden, model, scoring
 from grader.manifest import Exercise
 from grader.model import StageStatus
 from grader.stages import benchmark, build, sanitizer, technique, tests
@@ -43,7 +43,9 @@ class Grader:
             options={"build_only": self.options.build_only,
                      "sanitizer": self.options.sanitizer,
                      "benchmark": self.options.benchmark,
-                     "cuda_arch": self.options.cuda_arch})
+                     "cuda_arch": self.options.cuda_arch,
+                     "hidden": self.options.hidden,
+                     "secret": self.options.secret is not None})
         self.options.build_dir.mkdir(parents=True, exist_ok=True)
         if self.options.work_dir.exists():
             shutil.rmtree(self.options.work_dir, ignore_errors=True)
@@ -60,6 +62,11 @@ class Grader:
         return report
 
     def grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
+        """The exercise's result, hidden cases and a secret seed kept out of it."""
+        secret_seed = self.options.input_seed if self.options.secret else None
+        return hidden.redact(self._grade_exercise(ex), secret_seed)
+
+    def _grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
         missing = self._missing(ex)
         if missing:
             return scoring.not_submitted(ex, missing, self.options.submission / ex.chapter)

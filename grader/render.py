@@ -47,7 +47,17 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     out.append(f"Submission: {report.submission}")
     out.append(f"GPU: {gpu.name} (compute capability {gpu.compute_capability}, driver "
                f"{gpu.driver})" if gpu else "GPU: none")
-    out.append(f"Seed: {report.seed}   (re-run the same inputs with --seed {report.seed})")
+    if report.options.get("secret"):
+        # The inputs came from the seed and the instructor's secret: the seed alone replays
+        # other inputs, so it is not offered as a way to replay these.
+        out.append(f"Seed: {report.seed}   (mixed with the instructor's secret)")
+    else:
+        out.append(f"Seed: {report.seed}   (re-run the same inputs with --seed {report.seed})")
+    hidden = [s.details["hidden"] for e in report.exercises for s in e.stages
+              if "hidden" in s.details]
+    if hidden:
+        out.append(f"Hidden cases: {sum(h['passed'] for h in hidden)} of "
+                   f"{sum(h['total'] for h in hidden)} passed (names and messages withheld)")
     out.append("")
 
     # Details first, for exercises that lost points; the table comes last so it is what

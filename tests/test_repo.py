@@ -64,13 +64,14 @@ def test_meson_plan_lists_every_exercise():
     exercises = manifest.discover(ROOT)
     assert len(lines) == len(exercises)
     for fields, ex in zip(lines, exercises):
-        assert len(fields) == 12
+        assert len(fields) == 13
         assert fields[1] == ex.name and fields[2] == ex.chapter
         assert fields[4] == ",".join(ex.files)
         assert fields[9] == (f"{ex.chapter}/{ex.shared}" if ex.shared else "")
         assert fields[10] and fields[11]  # a test and a benchmark source
         for path in fields[10].split(",") + fields[11].split(","):
             assert (ROOT / path).is_file(), path
+        assert fields[12] == "" or (ROOT / fields[12]).is_file()  # the hidden test source
     # Each shared folder once, with the sources compiled once for all its exercises.
     assert set(shared) == {f"{e.chapter}/{e.shared}" for e in exercises if e.shared}
     for key, (_, _, folder, sources, _) in shared.items():

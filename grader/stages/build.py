@@ -41,7 +41,9 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
     if (build / "build.ninja").is_file():
         args.append("--reconfigure")
     args += [str(build), str(options.root), f"-Dsubmission={options.submission}",
-             f"-Dgpu_arch={options.cuda_arch}"]
+             f"-Dgpu_arch={options.cuda_arch}",
+             # Always said, so a build directory once configured with hidden tests drops them.
+             f"-Dhidden_tests={'true' if options.hidden else 'false'}"]
     progress(f"configuring {build}")
     result = proc.run(args, CONFIGURE_TIMEOUT_S, output_limit=256 * 1024)
     if result.returncode != 0:

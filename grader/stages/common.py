@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +12,7 @@ from grader import proc
 from grader.manifest import Exercise
 
 MESSAGE_LIMIT = 8 * 1024
+SECRET_ENV = "COURSE_SECRET"  # where an instructor may give the secret instead of --secret
 NO_GPU_EXIT = 77  # how test and benchmark binaries say "no GPU" (Meson reports it as skipped)
 
 
@@ -26,6 +29,19 @@ class GradeOptions:
     output_limit: int = proc.DEFAULT_OUTPUT_LIMIT
     cuda_arch: str = "auto"
     extra_env: dict = field(default_factory=dict)
+    # Instructors: a secret mixed into the inputs' seed (never printed or recorded), and the
+    # hidden test cases compiled in (meson -Dhidden_tests=true).
+    secret: str | None = field(default=None, repr=False)
+    hidden: bool = False
+
+    @property
+    def input_seed(self) -> int:
+        """The seed the test and benchmark programs get: the run's seed, or with a secret an
+        HMAC of it, so the report's seed alone does not replay the inputs."""
+        if not self.secret:
+            return self.seed
+        digest = hmac.new(self.secret.encode(), str(self.seed).encode(), hashlib.sha256)
+        return int.from_bytes(digest.digest()[:8], "big")
 
     @property
     def work_dir(self) -> Path:
@@ -40,9 +56,11 @@ def exercise_work_dir(options: GradeOptions, ex: Exercise) -> Path:
 
 
 def program_env(options: GradeOptions, **extra: str) -> dict:
-    """The environment of a test or benchmark binary, with the run's seed."""
+    """The environment of a test or benchmark binary, with the run's seed. Never the secret:
+    the student's code runs in these programs and could print it."""
     env = dict(os.environ)
-    env.update({"COURSE_SEED": str(options.seed), "GTEST_COLOR": "no",
+    env.pop(SECRET_ENV, None)
+    env.update({"COURSE_SEED": str(options.input_seed), "GTEST_COLOR": "no",
                 "CUDA_MODULE_LOADING": "EAGER"})
     env.update(options.extra_env)
     env.update(extra)
