@@ -7,12 +7,13 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 
 from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
                     workspace)
-from grader import hidden  # instructors: hidden test cases
+from grader import batch, hidden  # instructors: batch grading, hidden test cases
 from grader.errors import GraderError
 from grader.pipeline import GradeOptions, Grader
 from grader.stages.common import SECRET_ENV
@@ -73,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("report", type=Path)
     r.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
     _add_export_arguments(sub, g, r)
+    _add_batch_parser(sub)
     return p
 
 
@@ -247,6 +249,7 @@ def cmd_render(args) -> int:
     return EXIT_OK
 
 
+
 # --------------------------------------------------- student template and platform exports
 
 _EXPORT_FLAGS = (("--gradescope", "Gradescope results.json"),
@@ -355,6 +358,67 @@ def _instructor_options(args) -> dict:
     return {"secret": secret or None, "hidden": args.hidden}
 
 
+def _add_batch_parser(sub) -> None:
+    b = sub.add_parser("batch", help="instructors: grade many submissions into a gradebook "
+                       "(resumable)",
+                       description="Grades every student of ROSTER_OR_DIR one after another "
+                       "into DIR: reports/<student>.json, logs/<student>.log, gradebook.csv "
+                       "and leaderboard.csv. Running the same command again resumes: students "
+                       "with a complete report are skipped. Exit status: 0 when every student "
+                       "was graded, 1 when some could not be, 2 for bad input.")
+    b.add_argument("roster", type=Path, metavar="ROSTER_OR_DIR",
+                   help="a folder of student folders (each laid out like skeletons/; the "
+                   "folder name is the student id) or a CSV file: a header row, then "
+                   "student id,path (paths relative to the CSV's folder)")
+    b.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="where reports, logs, build directories and the gradebook go")
+    b.add_argument("--regrade", nargs="?", action="append", const=batch.ALL_STUDENTS,
+                   metavar="STUDENT", help="grade again students that already have a report: "
+                   "all of them, or this one (repeatable); put it after ROSTER_OR_DIR")
+    b.add_argument("-e", "--exercise", action="append", default=[], metavar="NAME",
+                   help="grade only this exercise or chapter; repeatable")
+    b.add_argument("--seed", type=str, help="seed for the random inputs, the same for every "
+                   "student (default: a new one, kept in DIR/batch.json for re-runs)")
+    b.add_argument("--build-only", action="store_true", help="only compile (no GPU needed)")
+    b.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
+    b.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
+    b.add_argument("--cuda-arch", default="auto", help="compute capability to build for")
+    b.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
+    _add_instructor_flags(b)
+
+
+def cmd_batch(args) -> int:
+    exercises = manifest.select(manifest.discover(ROOT), args.exercise)
+    if args.jobs is not None and args.jobs < 1:
+        raise GraderError("--jobs takes a positive number")
+    students = batch.read_roster(args.roster.resolve())
+    out = args.out.resolve()
+    batch.prepare_out(out)
+    gpu = tools.query_gpu()
+    if gpu is None and not args.build_only:
+        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
+                          "on a GPU. Use --build-only to check that everything compiles.")
+    options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=_seed(args.seed),
+                           build_only=args.build_only, sanitizer=not args.no_sanitizer,
+                           benchmark=not args.no_benchmark, jobs=args.jobs,
+                           cuda_arch=args.cuda_arch, **_instructor_options(args))
+
+    def grade(student, student_options, progress):
+        return Grader(student_options, exercises, progress, gpu).run()
+
+    # kill (SIGTERM) stops like Ctrl-C: the running programs are ended, the files stay whole.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return batch.Batch(students, out, exercises, options, grade, regrade=args.regrade,
+                           seed_given=args.seed is not None, say=_say).run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def _warn_incomplete() -> None:
     for folder in manifest.incomplete_folders(ROOT):
         print(f"grader: warning: {folder.relative_to(ROOT)} has no manifest "
@@ -366,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("grade", "list"):
         _warn_incomplete()
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
-                "skeletons": cmd_skeletons, "render": cmd_render, **EXPORT_HANDLERS}
+                "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch, **EXPORT_HANDLERS}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit

@@ -1,0 +1,474 @@
+"""Batch grading for instructors: many submissions, one after another, into a gradebook.
+
+OUT/
+  reports/<student>.json         the student's report (written atomically: a report that is
+                                 there and loads is complete)
+  failed/<student>.json          why the student could not be graded (no report then)
+  logs/<student>.log             progress lines, then the report as the terminal shows it, or
+                                 the error
+  builds/<student>/              the student's own build directory
+  gradebook.csv, leaderboard.csv rebuilt from the reports after every student
+  batch.json                     what a re-run must reuse: the seed, a fingerprint of the
+                                 secret, a --regrade still under way
+
+A re-run of the same command skips every student with a complete report, so a stopped batch
+resumes where it was; --regrade grades students again (and resumes like the rest).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import re
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from grader import model, render
+from grader.errors import GraderError
+from grader.manifest import CHAPTER_PATTERN, Exercise
+from grader.stages.common import GradeOptions
+
+# Student ids name files; the first character keeps them from looking like options or
+# hidden files.
+STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+ALL_STUDENTS = "*"  # --regrade without a name
+EXIT_ALL_GRADED, EXIT_SOME_FAILED = 0, 1
+GRADED, NOT_YET = "graded", "not graded yet"
+FAILED_PREFIX = "failed to grade: "
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    submission: Path
+    where: str = ""  # the roster line, for messages
+
+
+# ------------------------------------------------------------------------------ roster
+
+def read_roster(source: Path) -> list[Student]:
+    """The students of a folder of student folders or of a CSV roster (student id, path;
+    a header row). GraderError, one line, for anything a batch cannot start with."""
+    if not source.exists():
+        raise GraderError(f"roster {source} does not exist")
+    students = _read_folder(source) if source.is_dir() else _read_csv(source)
+    if not students:
+        raise GraderError(f"roster {source} lists no students")
+    return students
+
+
+def _read_folder(folder: Path) -> list[Student]:
+    chapters = [p.name for p in folder.iterdir() if p.is_dir() and CHAPTER_PATTERN.match(p.name)]
+    if chapters:
+        raise GraderError(f"{folder} looks like one submission (it has {sorted(chapters)[0]}/); "
+                          "batch takes a folder of student folders, or a CSV roster")
+    students = []
+    for p in sorted(folder.iterdir()):
+        if not p.is_dir() or p.name.startswith("."):
+            continue
+        if not STUDENT_ID.match(p.name):
+            raise GraderError(f"student folder {p}: the name is the student id, so letters, "
+                              "digits, '.', '_' and '-' only")
+        students.append(Student(p.name, p, str(p)))
+    _no_duplicates(students)
+    return students
+
+
+def _read_csv(path: Path) -> list[Student]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # -sig: spreadsheets write a BOM
+    except (OSError, UnicodeDecodeError) as error:
+        raise GraderError(f"roster {path} cannot be read "
+                          f"({getattr(error, 'strerror', None) or error})") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    students = []
+    try:
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
+        raise GraderError(f"roster {path} line {reader.line_num}: malformed CSV ({error})") \
+            from None
+    rows = [(n, [c.strip() for c in row]) for n, row in rows if any(c.strip() for c in row)]
+    if not rows:
+        raise GraderError(f"roster {path} is empty; it needs a header row (student,path) "
+                          "and one row per student")
+    (first, header), body = rows[0], rows[1:]
+    if len(header) >= 2 and header[1] and (path.parent / header[1]).is_dir():
+        raise GraderError(f"roster {path} line {first}: a student where the header row "
+                          "belongs; start the file with a header such as student,path")
+    for line, row in body:
+        where = f"roster {path} line {line}"
+        if len(row) < 2 or not row[0] or not row[1]:
+            raise GraderError(f"{where}: expected a student id and a path, found "
+                              f"{','.join(row)!r}")
+        if not STUDENT_ID.match(row[0]):
+            raise GraderError(f"{where}: student id {row[0]!r} may hold letters, digits, "
+                              "'.', '_' and '-' only (it names the student's files)")
+        students.append(Student(row[0], path.parent / row[1], where))
+    _no_duplicates(students)
+    return students
+
+
+def _no_duplicates(students: list[Student]) -> None:
+    # Case-insensitively: on some file systems Alice.json and alice.json are one file.
+    seen: dict[str, Student] = {}
+    for s in students:
+        other = seen.get(s.id.lower())
+        if other is not None:
+            raise GraderError(f"{s.where}: duplicate student id {s.id!r} (also {other.where})")
+        seen[s.id.lower()] = s
+
+
+# ------------------------------------------------------------------------------ files
+
+def write_atomically(path: Path, text: str) -> None:
+    """Readers (and a re-run after a kill) see the old file or the new one, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def prepare_out(out: Path) -> None:
+    """OUT and its folders, made and proven writable before any student is graded."""
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {out} is a file, not a folder")
+    try:
+        for sub in ("reports", "failed", "logs", "builds"):
+            (out / sub).mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise GraderError(f"--out {out} is not writable ({error.strerror or error})") from None
+
+
+@dataclass
+class Summary:
+    """What the gradebook and leaderboard need from one report."""
+    scores: dict[str, float]
+    total: float
+    max_total: float
+    percent: float
+    ratios: list[tuple[str, str, float]]  # (exercise, metric, ratio) measured
+
+
+class Book:
+    """The files under OUT: reports, failure records, gradebook and leaderboard."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self._cache: dict[Path, tuple[tuple[int, int], Summary | None]] = {}
+
+    def report_path(self, sid: str) -> Path:
+        return self.out / "reports" / f"{sid}.json"
+
+    def failure_path(self, sid: str) -> Path:
+        return self.out / "failed" / f"{sid}.json"
+
+    def log_path(self, sid: str) -> Path:
+        return self.out / "logs" / f"{sid}.log"
+
+    def build_dir(self, sid: str) -> Path:
+        return self.out / "builds" / sid
+
+    def summary(self, sid: str) -> Summary | None:
+        """The student's complete report, summarised; None when there is none (missing,
+        unreadable, cut short, or without its end time)."""
+        path = self.report_path(sid)
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        key = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cache.get(path)
+        if cached and cached[0] == key:
+            return cached[1]
+        try:
+            report = model.Report.load(path)
+        except GraderError:
+            report = None
+        summary = _summarise(report) if report is not None and report.finished_at else None
+        self._cache[path] = (key, summary)
+        return summary
+
+    def failure(self, sid: str) -> str | None:
+        try:
+            return str(json.loads(self.failure_path(sid).read_text(encoding="utf-8"))["reason"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def record(self, sid: str, report: model.Report) -> None:
+        render.write_json(report, self.report_path(sid))
+        self.failure_path(sid).unlink(missing_ok=True)
+
+    def record_failure(self, sid: str, reason: str) -> None:
+        # The old report no longer says how this student's work grades now.
+        self.report_path(sid).unlink(missing_ok=True)
+        write_atomically(self.failure_path(sid), json.dumps(
+            {"student": sid, "reason": reason, "at": _now()}, indent=2) + "\n")
+
+    def rebuild(self, students: list[Student], exercises: list[Exercise]) -> None:
+        """gradebook.csv and leaderboard.csv, from the files under reports/ alone."""
+        summaries = {s.id: self.summary(s.id) for s in students}
+        columns = [ex.name for ex in exercises]
+        for summary in summaries.values():
+            columns += [name for name in (summary.scores if summary else {})
+                        if name not in columns]
+        book = io.StringIO()
+        w = csv.writer(book, lineterminator="\n")
+        w.writerow(["student", *columns, "total", "max", "percent", "status"])
+        for s in students:
+            summary = summaries[s.id]
+            if summary is None:
+                reason = self.failure(s.id)
+                w.writerow([s.id, *[""] * len(columns), "", "", "",
+                            FAILED_PREFIX + reason if reason is not None else NOT_YET])
+                continue
+            w.writerow([s.id, *[_number(summary.scores[c]) if c in summary.scores else ""
+                                for c in columns],
+                        _number(summary.total), _number(summary.max_total),
+                        _number(summary.percent), GRADED])
+        write_atomically(self.out / "gradebook.csv", book.getvalue())
+        write_atomically(self.out / "leaderboard.csv",
+                         leaderboard_csv(summaries, columns))
+
+
+def leaderboard_csv(summaries: dict[str, Summary | None], order: list[str]) -> str:
+    """Per exercise and metric, every measured ratio ranked, best first (equal ratios share a
+    rank: 1, 2, 2, 4)."""
+    groups: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for sid, summary in summaries.items():
+        for exercise, metric, ratio in (summary.ratios if summary else []):
+            groups.setdefault((exercise, metric), []).append((sid, ratio))
+    position = {name: i for i, name in enumerate(order)}
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["student", "exercise", "metric", "ratio", "rank"])
+    for (exercise, metric) in sorted(groups, key=lambda k: (position.get(k[0], len(order)),
+                                                            k[0])):
+        entries = sorted(groups[(exercise, metric)], key=lambda e: (-e[1], e[0]))
+        rank = 0
+        for i, (sid, ratio) in enumerate(entries):
+            if i == 0 or ratio != entries[i - 1][1]:
+                rank = i + 1
+            w.writerow([sid, exercise, metric, f"{ratio:.4f}", rank])
+    return out.getvalue()
+
+
+def _summarise(report: model.Report) -> Summary:
+    ratios = []
+    for ex in report.exercises:
+        for stage in ex.stages:
+            ratios += [(ex.name, m.name, m.ratio) for m in stage.metrics if m.ratio is not None]
+    return Summary({ex.name: ex.score for ex in report.exercises}, report.score,
+                   report.max_score, report.percent, ratios)
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+# ------------------------------------------------------------------------------ state
+
+def secret_fingerprint(secret: str | None, salt: str) -> str | None:
+    """Tells a re-run whether it got the batch's secret, without keeping the secret."""
+    if not secret:
+        return None
+    return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()[:16]
+
+
+def load_state(out: Path) -> dict:
+    path = out / "batch.json"
+    if not path.exists():
+        return {}
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise GraderError(f"{path} cannot be read ({error}); remove it to start the batch "
+                          "afresh") from None
+    if not isinstance(state, dict):
+        raise GraderError(f"{path} is not a batch record; remove it to start afresh")
+    return state
+
+
+def save_state(out: Path, state: dict) -> None:
+    write_atomically(out / "batch.json", json.dumps(state, indent=2) + "\n")
+
+
+# ------------------------------------------------------------------------------ the run
+
+# grade(student, options, progress) -> Report; raises GraderError when it cannot grade.
+GradeFunction = Callable[[Student, GradeOptions, Callable[[str], None]], model.Report]
+
+
+class Batch:
+    """Grades the students in roster order, skipping those with a complete report."""
+
+    def __init__(self, students: list[Student], out: Path, exercises: list[Exercise],
+                 options: GradeOptions, grade: GradeFunction, *,
+                 regrade: list[str] | None = None, seed_given: bool = False,
+                 say: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.monotonic):
+        self.students = students
+        self.book = Book(out)
+        self.out = out
+        self.exercises = exercises
+        self.options = options  # the template: submission and build_dir are per student
+        self.grade = grade
+        self.regrade = regrade or []
+        self.seed_given = seed_given  # --seed given: a re-run must not silently replace it
+        self.say = say
+        self.clock = clock
+
+    # -- what to grade
+
+    def _pending_regrade(self, state: dict) -> list[str]:
+        """Students to grade even with a report: those of --regrade, or of an earlier
+        --regrade that was stopped before its end."""
+        ids = {s.id for s in self.students}
+        wanted = sorted(ids) if ALL_STUDENTS in self.regrade else sorted(set(self.regrade))
+        unknown = [sid for sid in wanted if sid not in ids]
+        if unknown:
+            raise GraderError(f"--regrade {unknown[0]}: no such student in the roster")
+        earlier = state.get("regrade") or {}
+        if wanted and earlier.get("selection") != wanted:
+            state["regrade"] = {"selection": wanted, "pending": wanted}
+        elif earlier.get("pending"):
+            self.say(f"resuming a --regrade of {len(earlier['selection'])} students: "
+                     f"{len(earlier['pending'])} still to grade")
+        return list((state.get("regrade") or {}).get("pending", []))
+
+    def _check_seed_and_secret(self, state: dict) -> None:
+        """A batch grades every student with the same inputs: a re-run reuses the first run's
+        seed and must be given the same secret, unless it regrades everyone."""
+        salt = state.get("salt") or os.urandom(8).hex()
+        fingerprint = secret_fingerprint(self.options.secret, salt)
+        if "seed" in state and ALL_STUDENTS not in self.regrade:
+            if self.seed_given and self.options.seed != state["seed"]:
+                raise GraderError(f"this batch grades with --seed {state['seed']}; give that "
+                                  "seed, none, or --regrade to grade everyone with the new one")
+            if fingerprint != state.get("secret"):
+                started = ("with a different secret" if state.get("secret") and fingerprint
+                           else "with a secret; give it again (--secret or COURSE_SECRET)"
+                           if state.get("secret") else "without a secret")
+                raise GraderError(f"this batch was started {started}: every student gets the "
+                                  "same inputs (--regrade grades everyone again)")
+            self.options = dataclasses.replace(self.options, seed=state["seed"])
+        state.update({"seed": self.options.seed, "salt": salt, "secret": fingerprint})
+
+    # -- the loop
+
+    def run(self) -> int:
+        state = load_state(self.out)
+        self._check_seed_and_secret(state)
+        pending = self._pending_regrade(state)
+        save_state(self.out, state)
+        todo = [s for s in self.students
+                if s.id in pending or self.book.summary(s.id) is None]
+        done_before = len(self.students) - len(todo)
+        if done_before:
+            self.say(f"{done_before} of {len(self.students)} students already have a complete "
+                     "report: skipped (--regrade [STUDENT] grades again)")
+        self.book.rebuild(self.students, self.exercises)
+        self.say(f"grading {len(todo)} students with seed {self.options.seed}"
+                 + (" and a secret" if self.options.secret else "") + f"; results in {self.out}")
+        times: list[float] = []
+        for i, student in enumerate(todo, 1):
+            started = self.clock()
+            try:
+                outcome = self._grade_one(student)
+            except KeyboardInterrupt:
+                self.say(f"stopped during {student.id}: {i - 1} of {len(todo)} graded in this "
+                         "run; the same command resumes")
+                raise
+            times.append(self.clock() - started)
+            if student.id in pending:
+                pending.remove(student.id)
+                state["regrade"]["pending"] = pending
+                if not pending:
+                    del state["regrade"]
+                save_state(self.out, state)
+            self.book.rebuild(self.students, self.exercises)
+            mean = sum(times) / len(times)
+            left = len(todo) - i
+            eta = f"; about {_duration(mean * left)} left ({_duration(mean)} a student)" \
+                if left else ""
+            self.say(f"[{i}/{len(todo)}] {student.id}: {outcome} in {_duration(times[-1])}"
+                     f"{eta}")
+        missing = [s.id for s in self.students if self.book.summary(s.id) is None]
+        self.say(f"done: {len(self.students) - len(missing)} of {len(self.students)} students "
+                 "graded" + (f"; could not grade {', '.join(missing[:10])}"
+                             + (" ..." if len(missing) > 10 else "") if missing else "")
+                 + f"; gradebook {self.out / 'gradebook.csv'}")
+        return EXIT_SOME_FAILED if missing else EXIT_ALL_GRADED
+
+    def _grade_one(self, student: Student) -> str:
+        """Grades one student, records the report or the failure; returns a line saying how
+        it went. Only KeyboardInterrupt gets out."""
+        with open(self.book.log_path(student.id), "w", encoding="utf-8") as log:
+            def progress(message: str) -> None:
+                log.write(f"{time.strftime('%H:%M:%S')} {message}\n")
+                log.flush()
+
+            progress(f"grading {student.id}: {student.submission}")
+            try:
+                problem = _submission_problem(student, self.exercises)
+                if problem:
+                    raise GraderError(problem)
+                options = dataclasses.replace(
+                    self.options, submission=student.submission.resolve(),
+                    build_dir=self.book.build_dir(student.id).resolve())
+                report = self.grade(student, options, progress)
+            except KeyboardInterrupt:
+                progress("interrupted")
+                raise
+            except GraderError as error:
+                return self._failed(student, str(error), progress)
+            except Exception as error:  # a grader bug must not end the batch
+                log.write(traceback.format_exc())
+                return self._failed(student, f"the grader failed: {type(error).__name__}: "
+                                    f"{error}", progress)
+            self.book.record(student.id, report)
+            log.write("\n" + render.terminal(report, log, verbose=True) + "\n")
+            return f"{_number(report.score)}/{_number(report.max_score)} " \
+                   f"({report.percent:.1f}%)"
+
+    def _failed(self, student: Student, reason: str, progress: Callable[[str], None]) -> str:
+        reason = " ".join(reason.split())  # one line in the gradebook
+        progress(f"failed to grade: {reason}")
+        self.book.record_failure(student.id, reason)
+        return f"failed to grade: {reason}"
+
+
+def _submission_problem(student: Student, exercises: list[Exercise]) -> str:
+    """Why the student's folder cannot be graded at all, or ""."""
+    folder = student.submission
+    if not folder.exists():
+        return f"submission folder {folder} does not exist"
+    if not folder.is_dir():
+        return f"submission {folder} is not a folder"
+    if not any((folder / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
+        example = exercises[0]
+        return (f"no exercise files in {folder} (expected one folder per chapter, e.g. "
+                f"{example.chapter}/{example.files[0]})")
+    return ""

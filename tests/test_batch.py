@@ -1,0 +1,316 @@
+"""grader batch: rosters, the gradebook and leaderboard, failures that do not stop the batch,
+resuming after an interruption, --regrade; with a grade function injected (fast), and once
+through the command line with stand-in meson, ninja and test binaries."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from fakes import bench_data, fake_bench, fake_gtest, fake_tool
+from grader import batch, cli, model, tools
+from grader.errors import GraderError
+from grader.stages.common import GradeOptions
+from helpers import ROOT, vector_add
+
+GPU = model.GpuInfo("Fake GPU", "9.0", "1", 1)
+
+
+def make_student(root, sid):
+    folder = root / sid / "ch01_programming_model"
+    folder.mkdir(parents=True)
+    (folder / "vector_add.cu").write_text(f"// {sid}\n")
+    return root / sid
+
+
+def fake_report(options: GradeOptions, score: float, ratio: float | None) -> model.Report:
+    metric = model.Metric("bandwidth", "", "vector_add", "copy", None, None, "GB/s", ratio,
+                          0.8, 0.3, 0.0, 40.0)
+    ex = model.ExerciseResult("ch01_programming_model/vector_add", "vector_add",
+                              "ch01_programming_model", "Vector add", "partial", score, 100.0,
+                              stages=[model.StageResult("benchmark", "passed",
+                                                        metrics=[metric])])
+    return model.Report(submission=str(options.submission), seed=options.seed,
+                        started_at="s", finished_at="f", exercises=[ex])
+
+
+class Grades:
+    """A grade function: per student a (score, ratio), an exception to raise, or a callable;
+    records who was graded, in order."""
+
+    def __init__(self, plan: dict):
+        self.plan = plan
+        self.calls: list[str] = []
+        self.options: dict[str, GradeOptions] = {}
+
+    def __call__(self, student, options, progress):
+        self.calls.append(student.id)
+        self.options[student.id] = options
+        progress("grading (fake)")
+        what = self.plan[student.id]
+        if isinstance(what, BaseException):
+            raise what
+        score, ratio = what
+        return fake_report(options, score, ratio)
+
+
+@pytest.fixture
+def roster(tmp_path):
+    """Five students in a folder: alice, bob, carol, dave, eve."""
+    folder = tmp_path / "students"
+    for sid in ("alice", "bob", "carol", "dave", "eve"):
+        make_student(folder, sid)
+    return folder
+
+
+def run_batch(roster, out, grades, *, regrade=None, seed=7, secret=None, seed_given=True):
+    lines: list[str] = []
+    options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=seed, secret=secret)
+    batch.prepare_out(out)
+    b = batch.Batch(batch.read_roster(roster), out, [vector_add()], options, grades,
+                    regrade=regrade, seed_given=seed_given, say=lines.append)
+    status = b.run()
+    return status, lines
+
+
+def gradebook(out):
+    with open(out / "gradebook.csv", newline="") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+def test_gradebook_totals_are_the_reports_totals(roster, tmp_path):
+    out = tmp_path / "out"
+    grades = Grades({"alice": (100, 0.9), "bob": (72.5, 0.55), "carol": (10, None),
+                     "dave": (0, 0.55), "eve": (33.333, 0.2)})
+    status, lines = run_batch(roster, out, grades)
+    assert status == 0
+    assert grades.calls == ["alice", "bob", "carol", "dave", "eve"]
+    book = gradebook(out)
+    assert list(book) == grades.calls
+    for sid, row in book.items():
+        report = model.Report.load(out / "reports" / f"{sid}.json")
+        assert float(row["total"]) == pytest.approx(report.score, abs=0.005)
+        assert float(row["vector_add"]) == pytest.approx(report.exercises[0].score, abs=0.005)
+        assert float(row["percent"]) == pytest.approx(report.percent, abs=0.005)
+        assert row["max"] == "100" and row["status"] == "graded"
+        assert (out / "logs" / f"{sid}.log").read_text().count("grading (fake)") == 1
+    # every student has a build directory of its own
+    assert len({str(o.build_dir) for o in grades.options.values()}) == 5
+    assert grades.options["bob"].build_dir == (out / "builds" / "bob").resolve()
+    assert any("[5/5] eve: 33.33/100 (33.3%)" in line for line in lines)
+    assert any("left (" in line and "a student)" in line for line in lines)  # the ETA
+    assert "done: 5 of 5 students graded" in lines[-1]
+
+
+def test_leaderboard_ranks_each_metric_best_first(roster, tmp_path):
+    out = tmp_path / "out"
+    grades = Grades({"alice": (100, 0.9), "bob": (72.5, 0.55), "carol": (10, None),
+                     "dave": (0, 0.55), "eve": (33.333, 0.2)})
+    run_batch(roster, out, grades)
+    with open(out / "leaderboard.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["student", "exercise", "metric", "ratio", "rank"]
+    assert rows[1:] == [["alice", "vector_add", "bandwidth", "0.9000", "1"],
+                        ["bob", "vector_add", "bandwidth", "0.5500", "2"],
+                        ["dave", "vector_add", "bandwidth", "0.5500", "2"],
+                        ["eve", "vector_add", "bandwidth", "0.2000", "4"]]  # carol: no ratio
+
+
+def test_a_failing_student_is_recorded_and_the_batch_goes_on(roster, tmp_path):
+    out = tmp_path / "out"
+    (roster / "dave" / "ch01_programming_model" / "vector_add.cu").unlink()  # a bad folder
+    grades = Grades({"alice": (100, 0.9), "bob": GraderError("configuring the build failed: x"),
+                     "carol": RuntimeError("a grader bug"), "dave": (1, 1), "eve": (50, 0.5)})
+    status, lines = run_batch(roster, out, grades)
+    assert status == 1
+    assert grades.calls == ["alice", "bob", "carol", "eve"]  # dave's folder was refused
+    book = gradebook(out)
+    assert book["alice"]["status"] == book["eve"]["status"] == "graded"
+    assert book["bob"]["status"] == "failed to grade: configuring the build failed: x"
+    assert book["carol"]["status"] == "failed to grade: the grader failed: RuntimeError: " \
+                                      "a grader bug"
+    assert book["dave"]["status"].startswith("failed to grade: no exercise files in")
+    assert book["bob"]["total"] == "" and not (out / "reports" / "bob.json").exists()
+    assert "Traceback" in (out / "logs" / "carol.log").read_text()
+    assert "could not grade bob, carol, dave" in lines[-1]
+
+
+def test_an_interrupted_batch_resumes_with_what_is_left(roster, tmp_path):
+    out = tmp_path / "out"
+    plan = {"alice": (100, 0.9), "bob": (50, 0.5), "carol": KeyboardInterrupt(),
+            "dave": (1, 0.1), "eve": (2, 0.2)}
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(roster, out, Grades(plan))
+    book = gradebook(out)  # consistent with the reports written so far
+    assert [book[s]["status"] for s in book] == ["graded", "graded"] + ["not graded yet"] * 3
+    # a report cut short by a kill does not count as complete
+    (out / "reports" / "bob.json").write_text((out / "reports" / "bob.json").read_text()[:200])
+    plan["carol"] = (30, 0.3)
+    grades = Grades(plan)
+    status, lines = run_batch(roster, out, grades, seed_given=False)
+    assert status == 0
+    assert grades.calls == ["bob", "carol", "dave", "eve"]
+    assert "1 of 5 students already have a complete report" in lines[0]
+    assert {o.seed for o in grades.options.values()} == {7}
+    assert all(row["status"] == "graded" for row in gradebook(out).values())
+
+
+def test_regrade_all_one_and_a_stopped_regrade_resumes(roster, tmp_path):
+    out = tmp_path / "out"
+    plan = {sid: (10, 0.1) for sid in ("alice", "bob", "carol", "dave", "eve")}
+    run_batch(roster, out, Grades(plan))
+    grades = Grades(plan)
+    run_batch(roster, out, grades)
+    assert grades.calls == []  # all complete
+    grades = Grades(plan)
+    run_batch(roster, out, grades, regrade=["bob", "dave"])
+    assert grades.calls == ["bob", "dave"]
+    # a regrade of everyone, stopped at carol, then the same command again
+    plan["carol"] = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(roster, out, Grades(plan), regrade=[batch.ALL_STUDENTS])
+    plan["carol"] = (20, 0.2)
+    grades = Grades(plan)
+    run_batch(roster, out, grades, regrade=[batch.ALL_STUDENTS])
+    assert grades.calls == ["carol", "dave", "eve"]
+    grades = Grades(plan)
+    run_batch(roster, out, grades, regrade=[batch.ALL_STUDENTS])
+    assert grades.calls == ["alice", "bob", "carol", "dave", "eve"]  # a new regrade
+    with pytest.raises(GraderError, match="--regrade zoe: no such student"):
+        run_batch(roster, out, Grades(plan), regrade=["zoe"])
+
+
+def test_a_rerun_keeps_the_seed_and_the_secret(roster, tmp_path):
+    out = tmp_path / "out"
+    plan = {sid: (10, 0.1) for sid in ("alice", "bob", "carol", "dave", "eve")}
+    plan["bob"] = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(roster, out, Grades(plan), secret="s3cret")
+    assert "s3cret" not in (out / "batch.json").read_text()
+    plan["bob"] = (10, 0.1)
+    with pytest.raises(GraderError, match="started with a secret; give it again"):
+        run_batch(roster, out, Grades(plan))
+    with pytest.raises(GraderError, match="with a different secret"):
+        run_batch(roster, out, Grades(plan), secret="other")
+    with pytest.raises(GraderError, match="grades with --seed 7"):
+        run_batch(roster, out, Grades(plan), secret="s3cret", seed=8)
+    grades = Grades(plan)
+    run_batch(roster, out, grades, secret="s3cret", seed=8, seed_given=False)
+    assert {o.seed for o in grades.options.values()} == {7}
+    assert {o.secret for o in grades.options.values()} == {"s3cret"}
+
+
+# ------------------------------------------------------------------------------ rosters
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_csv_roster(tmp_path):
+    make_student(tmp_path / "subs", "a1")
+    path = write(tmp_path / "roster.csv", "\ufeffStudent ID,Path,Email\n"
+                 "a1,subs/a1,a@x\n\n b-2 , /abs/b2 \n")
+    students = batch.read_roster(path)
+    assert [(s.id, s.submission) for s in students] == [
+        ("a1", tmp_path / "subs" / "a1"), ("b-2", tmp_path.joinpath("/abs/b2"))]
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("", ["is empty", "header"]),
+    ("student,path\nalice\n", ["line 2", "expected a student id and a path"]),
+    ("student,path\nalice,a\nbob,b\nalice,c\n", ["line 4", "duplicate student id 'alice'",
+                                                 "line 2"]),
+    ("student,path\nAlice,a\nalice,c\n", ["line 3", "duplicate"]),
+    ("student,path\nal ice,a\n", ["line 2", "'al ice'"]),
+    ("student,path\n../x,a\n", ["line 2", "'../x'"]),
+    ('student,path\nalice,"a\nbob,b\n', ["malformed CSV"]),
+    ("alice,subs/alice\n", ["line 1", "header"]),
+])
+def test_roster_csv_errors(tmp_path, text, fragments):
+    make_student(tmp_path / "subs", "alice")
+    with pytest.raises(GraderError) as error:
+        batch.read_roster(write(tmp_path / "roster.csv", text))
+    message = str(error.value)
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+
+def test_folder_roster_errors(tmp_path, roster):
+    with pytest.raises(GraderError, match="does not exist"):
+        batch.read_roster(tmp_path / "nope.csv")
+    with pytest.raises(GraderError, match="looks like one submission"):
+        batch.read_roster(roster / "alice")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(GraderError, match="lists no students"):
+        batch.read_roster(tmp_path / "empty")
+    (roster / ".git").mkdir()
+    assert [s.id for s in batch.read_roster(roster)] == ["alice", "bob", "carol", "dave", "eve"]
+
+
+# ------------------------------------------------------------------------------ command line
+
+@pytest.fixture
+def fake_course(tmp_path, monkeypatch):
+    """A fake GPU, meson, ninja; stand-in test and benchmark binaries go into the students'
+    build directories before the batch runs."""
+    bin_dir = tmp_path / "bin"
+    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja")}
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
+                        if name in found else None)
+    monkeypatch.setattr(tools, "query_gpu", lambda: GPU)
+
+
+def binaries(out, sid, cases, rate):
+    build = out / "builds" / sid
+    fake_gtest(build / "vector_add_test", cases)
+    fake_bench(build / "vector_add_bench", bench_data(rate, 1000))
+
+
+def test_cli_batch_grades_with_the_real_pipeline(fake_course, roster, tmp_path, capsys):
+    out = tmp_path / "out"
+    ok = ["Small/VectorAdd.MatchesReference/n_1", "VectorAddEdge.Empty"]
+    binaries(out, "alice", ok, 900)
+    binaries(out, "bob", ok, 550)
+    binaries(out, "carol", ["Small/VectorAdd.MatchesReference/n_1",
+                            {"name": "VectorAddEdge.Empty", "action": "segv"}], 900)
+    binaries(out, "dave", ok, 900)
+    roster_csv = write(tmp_path / "roster.csv", "id,path\nalice,students/alice\n"
+                       "bob,students/bob\ncarol,students/carol\nzed,students/zed\n")
+    args = ["batch", str(roster_csv), "--out", str(out), "-e", "vector_add",
+            "--no-sanitizer", "--seed", "5"]
+    assert cli.main(args) == 1  # zed has no folder
+    book = gradebook(out)
+    assert book["alice"]["total"] == "100" and book["bob"]["total"] == "80"
+    assert book["carol"]["status"] == "graded" and float(book["carol"]["total"]) == 30
+    assert book["zed"]["status"].startswith("failed to grade: submission folder")
+    err = capsys.readouterr().err
+    assert "[4/4] zed: failed to grade" in err
+    report = json.loads((out / "reports" / "carol.json").read_text())
+    assert report["seed"] == 5 and report["exercises"][0]["status"] == "crashed"
+    assert "SIGSEGV" in (out / "logs" / "carol.log").read_text()
+    # the same command again: only zed, who still has no folder
+    assert cli.main(args) == 1
+    assert "3 of 4 students already have a complete report" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make_args, fragments", [
+    (lambda t: ["batch", str(t / "none.csv"), "--out", str(t / "o")], ["does not exist"]),
+    (lambda t: ["batch", str(write(t / "r.csv", "id,path\na,x\na,y\n")), "--out", str(t / "o")],
+     ["line 3", "duplicate"]),
+    (lambda t: ["batch", str(write(t / "r.csv", "id,path\na,x\n")),
+                "--out", str(write(t / "file", "x") / "o")], ["--out", "not writable"]),
+    (lambda t: ["batch", str(write(t / "r.csv", "id,path\na,x\n")),
+                "--out", str(write(t / "file", "x"))], ["--out", "is a file"]),
+])
+def test_cli_batch_bad_input_is_one_line_and_exit_2(fake_course, tmp_path, capsys, make_args,
+                                                    fragments):
+    assert cli.main(make_args(tmp_path)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    err = [line for line in err if not line.startswith("grader: warning: ")]
+    assert len(err) == 1 and err[0].startswith("grader: error: ")
+    for fragment in fragments:
+        assert fragment in err[0]
