@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, fake_tool
+from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool
 from grader import batch, cli, model, tools
 from grader.errors import GraderError
 from grader.stages.common import GradeOptions
-from helpers import ROOT, vector_add
+from helpers import ROOT, TESTS, vector_add
 
 GPU = model.GpuInfo("Fake GPU", "9.0", "1", 1)
 
@@ -314,3 +318,57 @@ def test_cli_batch_bad_input_is_one_line_and_exit_2(fake_course, tmp_path, capsy
     assert len(err) == 1 and err[0].startswith("grader: error: ")
     for fragment in fragments:
         assert fragment in err[0]
+
+
+def test_a_batch_stopped_with_kill_ends_its_programs_and_resumes(tmp_path):
+    # A real process and a real SIGTERM: the batch stops inside bob's test run, the running
+    # test program and its child are ended, and the same command grades bob and carol.
+    roster = tmp_path / "students"
+    for sid in ("alice", "bob", "carol"):
+        make_student(roster, sid)
+    bin_dir, out = tmp_path / "bin", tmp_path / "out"
+    fake_tool(bin_dir / "meson")
+    fake_tool(bin_dir / "ninja")
+    script = tmp_path / "run.py"
+    script.write_text(f"""import sys
+sys.path[:0] = [{str(ROOT)!r}, {str(TESTS)!r}]
+from grader import cli, model, tools
+tools.find = lambda name, required_for="": (
+    {str(bin_dir)!r} + "/" + name if name in ("meson", "ninja") else None)
+tools.query_gpu = lambda: model.GpuInfo("Fake GPU", "9.0", "1", 1)
+sys.exit(cli.main(sys.argv[1:]))
+""")
+    ok = ["Small/VectorAdd.MatchesReference/n_1"]
+    pid_file = tmp_path / "child.pid"
+    for sid in ("alice", "bob", "carol"):
+        binaries(out, sid, ok, 900)
+    fake_gtest(out / "builds" / "bob" / "vector_add_test",
+               [{"name": ok[0], "action": "child_hang", "pid_file": str(pid_file)},
+                {"name": "VectorAddEdge.Empty", "action": "hang"}])
+    command = [sys.executable, str(script), "batch", str(roster), "--out", str(out),
+               "-e", "vector_add", "--no-sanitizer", "--no-benchmark"]
+    with open(tmp_path / "err1", "w") as err:
+        batch_process = subprocess.Popen(command, stderr=err, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        batch_process.send_signal(signal.SIGTERM)
+        assert batch_process.wait(timeout=30) == 130
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child)
+    book = gradebook(out)
+    assert [row["status"] for row in book.values()] == ["graded", "not graded yet",
+                                                         "not graded yet"]
+    assert "the same command resumes" in (tmp_path / "err1").read_text()
+
+    fake_gtest(out / "builds" / "bob" / "vector_add_test", ok)
+    alice_report = (out / "reports" / "alice.json").stat().st_mtime_ns
+    r = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "1 of 3 students already have a complete report" in r.stderr
+    assert (out / "reports" / "alice.json").stat().st_mtime_ns == alice_report
+    assert all(row["status"] == "graded" for row in gradebook(out).values())
