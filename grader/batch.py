@@ -137,10 +137,14 @@ def write_atomically(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def prepare_out(out: Path) -> None:
-    """OUT and its folders, made and proven writable before any student is graded."""
+def prepare_out(out: Path, roster: Path | None = None) -> None:
+    """OUT and its folders, made and proven writable before any student is graded; never
+    inside a roster folder, where a re-run would take it for a student."""
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {out} is a file, not a folder")
+    if roster is not None and roster.is_dir() and out.is_relative_to(roster):
+        raise GraderError(f"--out {out} is inside the roster folder {roster}, where it would "
+                          "be taken for a student; put it elsewhere")
     try:
         for sub in ("reports", "failed", "logs", "builds"):
             (out / sub).mkdir(parents=True, exist_ok=True)

@@ -391,9 +391,10 @@ def cmd_batch(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
         raise GraderError("--jobs takes a positive number")
-    students = batch.read_roster(args.roster.resolve())
+    roster = args.roster.resolve()
+    students = batch.read_roster(roster)
     out = args.out.resolve()
-    batch.prepare_out(out)
+    batch.prepare_out(out, roster)
     gpu = tools.query_gpu()
     if gpu is None and not args.build_only:
         raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "

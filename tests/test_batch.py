@@ -243,6 +243,11 @@ def test_roster_csv_errors(tmp_path, text, fragments):
         assert fragment in message, (fragment, message)
 
 
+def test_out_inside_the_roster_folder_is_refused(roster):
+    with pytest.raises(GraderError, match="inside the roster folder"):
+        batch.prepare_out(roster / "grades", roster)
+
+
 def test_folder_roster_errors(tmp_path, roster):
     with pytest.raises(GraderError, match="does not exist"):
         batch.read_roster(tmp_path / "nope.csv")
