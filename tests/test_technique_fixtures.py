@@ -40,8 +40,3 @@ def test_technique_verdicts(directory: Path, tmp_path):
         problems += fixture_expect.technique_mismatches(spec, exercise)
     assert not problems, "\n".join(problems) + "\n\n" + result.stdout[-4000:]
 
-
-def test_there_are_technique_fixtures():
-    names = {d.name for d in fixture_expect.technique_dirs()}
-    assert {"ch02_reduce_calls_cub", "ch02_v8_without_shuffles",
-            "ch04_transpose_without_shared"} <= names
