@@ -84,12 +84,14 @@ def score_benchmark(ex: Exercise, bench: StageResult) -> None:
 
 def score_technique(ex: Exercise, technique: StageResult, is_correct: bool) -> None:
     """Each met rule's points, when the exercise is correct (so a skeleton earns nothing). A
-    stage in ERROR (cuobjdump missing or failing) checked nothing and costs nothing: the
-    points of a correct exercise are given unchecked."""
+    stage in ERROR (cuobjdump missing or failing) checked nothing, and points for a rule
+    nobody checked are not given: they are withheld, and the message says why."""
     technique.max_points = sum(t.points for t in ex.technique)
     rules = technique.details.get("rules", [])
     if technique.status == StageStatus.ERROR:
-        technique.points = technique.max_points if is_correct else 0.0
+        technique.points = 0.0
+        if technique.max_points > 0:
+            technique.message += f"; its {technique.max_points:g} points are withheld"
         return
     for rule in rules:
         rule["points"] = rule["max_points"] if rule["passed"] and is_correct else 0.0
@@ -99,21 +101,26 @@ def score_technique(ex: Exercise, technique: StageResult, is_correct: bool) -> N
         technique.message += f"; its {earned:g} points need a correct exercise"
 
 
-def voided_by_technique(technique: StageResult | None) -> list[str]:
-    """Names of the failed rules that void the performance points."""
-    if technique is None or technique.status == StageStatus.ERROR:
+def voided_by_technique(ex: Exercise, technique: StageResult | None) -> list[str]:
+    """Names of the rules that void the performance points: those that failed, or all of
+    them when the stage could not check any (a CUB call must not earn speed points on a
+    machine without cuobjdump)."""
+    if technique is None:
         return []
+    if technique.status == StageStatus.ERROR:
+        return [t.name for t in ex.technique if t.voids == "performance"]
     return [r["name"] for r in technique.details.get("rules", [])
             if not r["passed"] and r.get("voids") == "performance"]
 
 
-def void_performance(bench: StageResult, rules: list[str]) -> None:
+def void_performance(bench: StageResult, rules: list[str], unchecked: bool = False) -> None:
     if bench.points > 0 or bench.status == StageStatus.PASSED:
         bench.status = StageStatus.FAILED
     for metric in bench.metrics:
         metric.points = 0.0
     bench.points = 0.0
-    why = f"performance points voided: technique rule {', '.join(rules)} failed"
+    why = (f"performance points voided: technique rule {', '.join(rules)} "
+           f"{'could not be checked' if unchecked else 'failed'}")
     bench.message = f"{why}; {bench.message}" if bench.message else why
 
 
@@ -147,9 +154,10 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
     bench = _stage(stages, "benchmark")
     if bench is not None:
         score_benchmark(ex, bench)
-        voided = voided_by_technique(technique)
+        voided = voided_by_technique(ex, technique)
         if voided:
-            void_performance(bench, voided)
+            void_performance(bench, voided,
+                             unchecked=technique.status == StageStatus.ERROR)
 
     result = _result(ex, stages, ExerciseStatus.PASSED, "full marks")
     result.score = round(sum(s.points for s in stages), 3)

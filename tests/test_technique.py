@@ -179,14 +179,27 @@ def test_classify_makes_cases_and_rules(found):
         "voids": "", "points": 0.0, "max_points": 10.0}
 
 
-def test_missing_cuobjdump_is_an_error_that_costs_nothing(monkeypatch, grader_for):
+def test_missing_cuobjdump_is_an_error_whose_points_are_withheld(monkeypatch, grader_for):
+    # Points for a rule nobody checked are not given: a grading machine without cuobjdump
+    # must not hand out technique points, nor speed points a library call could have earned.
     monkeypatch.setattr(tools, "find", lambda name, required_for="": None)
     ex = vector_add(technique=(rule("uses_shuffle"),), correctness_points=50)
     stage = technique.run(grader_for(ex).options, ex)
     assert stage.status is StageStatus.ERROR
     assert stage.message == "cuobjdump not found (scripts/setup.sh installs it); rules not checked"
     scoring.score_technique(ex, stage, is_correct=True)
-    assert stage.points == stage.max_points == 10
+    assert stage.points == 0 and stage.max_points == 10
+    assert stage.message.endswith("; its 10 points are withheld")
+
+    voiding = dataclasses.replace(rule("no_library_calls"), name="own_code", points=0,
+                                  voids="performance")
+    ex = vector_add(technique=(voiding,))
+    assert scoring.voided_by_technique(ex, stage) == ["own_code"]
+    bench = StageResult("benchmark", StageStatus.PASSED, 40, 40, message="bandwidth: 0.90x")
+    scoring.void_performance(bench, ["own_code"], unchecked=True)
+    assert bench.points == 0 and bench.status is StageStatus.FAILED
+    assert bench.message.startswith(
+        "performance points voided: technique rule own_code could not be checked")
 
 
 def test_tools_find_the_wheel_in_the_course_venv(monkeypatch, tmp_path):
