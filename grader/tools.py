@@ -29,10 +29,17 @@ def _wheel_bin_dirs() -> list[Path]:
     return [d for site in sites for d in sorted(site.glob("nvidia/cu*/bin"), reverse=True)]
 
 
+def search_dirs() -> list[Path]:
+    """Where set-up puts tools when they are not on PATH: the course's .venv (meson, ninja,
+    pytest from PyPI), the CUDA toolkit, NVIDIA's wheels. Searched after PATH, so that
+    `python3 -m grader` works after scripts/setup.sh without sourcing anything."""
+    return [ROOT / ".venv" / "bin"] + CUDA_BIN_DIRS + _wheel_bin_dirs()
+
+
 def find(name: str, required_for: str = "") -> str | None:
     path = _beside_python(name) or shutil.which(name)
     if path is None:
-        for directory in CUDA_BIN_DIRS + _wheel_bin_dirs():
+        for directory in search_dirs():
             if (directory / name).is_file():
                 path = str(directory / name)
                 break

@@ -14,6 +14,7 @@ from grader import model, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
+from grader.stages.common import GradeOptions
 from helpers import vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
@@ -468,3 +469,20 @@ def test_run_without_meson_is_a_grader_error(grader_for, fake_tools):
     g = grader_for(ex, gpu=GPU)
     with pytest.raises(GraderError, match="meson not found"):
         g.run()
+
+
+def test_tools_set_up_installed_are_found_without_sourcing_anything(monkeypatch, tmp_path):
+    # scripts/setup.sh puts meson and ninja in the course's .venv; a student who then runs
+    # `python3 -m grader` with the system Python must not be told they are missing.
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "meson").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(tools, "ROOT", tmp_path)
+    monkeypatch.setattr(tools, "_beside_python", lambda name: None)
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    assert tools.find("meson", "to configure the build") == str(venv_bin / "meson")
+    # ...and Meson, which looks for nvcc and ninja on PATH itself, gets those places too.
+    monkeypatch.setenv("PATH", "/my/bin")
+    options = GradeOptions(root=tmp_path, submission=tmp_path, build_dir=tmp_path / "b", seed=1)
+    path = build.compiler_env(options)["PATH"].split(":")
+    assert path[0] == "/my/bin" and str(venv_bin) in path

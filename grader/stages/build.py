@@ -26,6 +26,10 @@ def compiler_env(options: GradeOptions) -> dict:
     env = dict(os.environ)
     env.setdefault("CCACHE_NOHASHDIR", "1")
     env.setdefault("CCACHE_BASEDIR", str(options.root))
+    # Meson looks for nvcc and ninja on PATH: add set-up's places after the user's own.
+    path = env.get("PATH", "").split(os.pathsep)
+    extra = [str(d) for d in tools.search_dirs() if d.is_dir() and str(d) not in path]
+    env["PATH"] = os.pathsep.join([p for p in path if p] + extra)
     return env
 
 
@@ -45,7 +49,8 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
              # Always said, so a build directory once configured with hidden tests drops them.
              f"-Dhidden_tests={'true' if options.hidden else 'false'}"]
     progress(f"configuring {build}")
-    result = proc.run(args, CONFIGURE_TIMEOUT_S, output_limit=256 * 1024)
+    result = proc.run(args, CONFIGURE_TIMEOUT_S, env=compiler_env(options),
+                      output_limit=256 * 1024)
     if result.returncode != 0:
         problem = next((l for l in result.output.splitlines()
                         if "ERROR:" in l), result.describe_exit())
