@@ -3,6 +3,8 @@
 OUT/
   reports/<student>.json         the student's report (written atomically: a report that is
                                  there and loads is complete)
+  reports/<student>.html         the same report as a page with plots (only where jinja2 and
+                                 matplotlib are installed)
   failed/<student>.json          why the student could not be graded (no report then)
   logs/<student>.log             progress lines, then the report as the terminal shows it, or
                                  the error
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from grader import model, render
+from grader import html_report, model, render
 from grader.errors import GraderError
 from grader.manifest import CHAPTER_PATTERN, Exercise
 from grader.stages.common import GradeOptions
@@ -212,6 +214,7 @@ class Book:
 
     def record(self, sid: str, report: model.Report) -> None:
         render.write_json(report, self.report_path(sid))
+        html_report.write_if_available(report, self.report_path(sid).with_suffix(".html"))
         self.failure_path(sid).unlink(missing_ok=True)
 
     def record_failure(self, sid: str, reason: str) -> None:
