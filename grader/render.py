@@ -47,7 +47,9 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     out.append(f"Submission: {report.submission}")
     out.append(f"GPU: {gpu.name} (compute capability {gpu.compute_capability}, driver "
                f"{gpu.driver})" if gpu else "GPU: none")
-    if report.options.get("secret"):
+    if report.options.get("build_only"):
+        pass  # nothing ran, so there are no inputs to replay
+    elif report.options.get("secret"):
         # The inputs came from the seed and the instructor's secret: the seed alone replays
         # other inputs, so it is not offered as a way to replay these.
         out.append(f"Seed: {report.seed}   (mixed with the instructor's secret)")
@@ -75,8 +77,14 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
         for stage in ex.stages:
             if stage.status == StageStatus.PASSED and not verbose:
                 continue
+            # The exercise's message often is its failing stage's: say it once.
+            said = bool(ex.message) and stage.message.rstrip(":").startswith(
+                ex.message.rstrip(":"))
             out.append(f"   {stage.name}: {stage.status}"
-                       + (f" - {stage.message}" if stage.message else ""))
+                       + (f" - {stage.message}" if stage.message and not said else ""))
+            if verbose and stage.details.get("commands"):
+                out.append("    commands:")
+                out.append(_indent("\n".join(stage.details["commands"])))
             failed = [c for c in stage.cases if c.status != CaseStatus.PASSED]
             for case in failed[:5]:
                 out.append(f"    ✗ {case.name} [{case.status}]")
@@ -91,21 +99,39 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
                 out.append(_indent("\n".join(stage.output.splitlines()[-15:])))
         out.append("")
 
-    width = max([len(e.key) for e in report.exercises] + [8])
-    out.append(f"{'exercise':<{width}}  {'status':<14} {'tests':>8} {'rules':>6} {'perf':>16} "
-               f"{'score':>13}")
-    out.append("-" * (width + 63))
+    out += _table(report, color)
+    return "\n".join(out)
+
+
+WIDTH = 100  # the terminal output fits this many columns
+
+
+def _cell(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _table(report: model.Report, color: bool) -> list[str]:
+    """One row per exercise under its chapter, within WIDTH columns. A --build-only run ran
+    nothing, so it shows what compiled and the rules checked, and no score."""
+    build_only = bool(report.options.get("build_only"))
+    name_w = min(max([len(e.name) for e in report.exercises] + [8]), 40) + 2
+    perf_w = WIDTH - name_w - 42  # the other columns and their spaces take 42
+    if build_only:
+        head = f"{'exercise':<{name_w}} {'status':<13} {'rules':>5}"
+    else:
+        head = (f"{'exercise':<{name_w}} {'status':<13} {'tests':>8} {'rules':>5} "
+                f"{'perf':<{perf_w}} {'score':>11}")
+    rule = "-" * len(head)
+    out = [head, rule]
+    chapter = None
     for ex in report.exercises:
-        tests = ex.stage("tests")
-        cases = (f"{tests.details.get('passed', 0)}/{tests.details.get('total', 0)}"
-                 if tests and "total" in tests.details else "-")
-        bench = ex.stage("benchmark")
-        perf = "-"
-        if bench and bench.metrics:
-            ratios = [m.ratio for m in bench.metrics if m.ratio is not None]
-            perf = ", ".join(f"{r:.2f}x" for r in ratios) if ratios else bench.status
-        elif bench:
-            perf = bench.status
+        if ex.chapter != chapter:
+            chapter = ex.chapter
+            out.append(chapter)
+        name = _cell("  " + ex.name, name_w)
+        status_text = ("compiled" if build_only and ex.status == ExerciseStatus.SKIPPED
+                       else ex.status.replace("_", " "))
+        status = _paint(f"{status_text:<13}", ex.status, color)
         technique = ex.stage("technique")
         rules = "-"
         if technique and technique.cases:
@@ -113,13 +139,35 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
             rules = f"{met}/{len(technique.cases)}"
         elif technique:
             rules = technique.status
-        status = _paint(f"{ex.status.replace('_', ' '):<14}", ex.status, color)
-        out.append(f"{ex.key:<{width}}  {status} {cases:>8} {rules:>6} {perf:>16} "
-                   f"{ex.score:>6.1f}/{ex.max_score:<6.1f}")
-    out.append("-" * (width + 63))
-    out.append(f"{'total':<{width}}  {'':<14} {'':>8} {'':>6} {'':>16} "
-               f"{report.score:>6.1f}/{report.max_score:<6.1f} ({report.percent:.1f}%)")
-    return "\n".join(out)
+        if build_only:
+            out.append(f"{name:<{name_w}} {status} {_cell(rules, 5):>5}")
+            continue
+        tests = ex.stage("tests")
+        cases = (f"{tests.details.get('passed', 0)}/{tests.details.get('total', 0)}"
+                 if tests and "total" in tests.details else "-")
+        bench = ex.stage("benchmark")
+        perf = "-"
+        if bench and bench.metrics:
+            ratios = [m.ratio for m in bench.metrics if m.ratio is not None]
+            perf = " ".join(f"{r:.2f}x" for r in ratios) if ratios else bench.status
+        elif bench:
+            perf = bench.status
+        score = f"{ex.score:.1f}/{ex.max_score:.1f}"
+        out.append(f"{name:<{name_w}} {status} {_cell(cases, 8):>8} {_cell(rules, 5):>5} "
+                   f"{_cell(perf, perf_w):<{perf_w}} {score:>11}")
+    out.append(rule)
+    if build_only:
+        compiled = sum(e.status == ExerciseStatus.SKIPPED for e in report.exercises)
+        errors = sum(e.status == ExerciseStatus.COMPILE_ERROR for e in report.exercises)
+        missing = sum(e.status == ExerciseStatus.NOT_SUBMITTED for e in report.exercises)
+        out.append(f"compiled {compiled} of {len(report.exercises)} exercises"
+                   + (f", {errors} with compile errors" if errors else "")
+                   + (f", {missing} not submitted" if missing else "")
+                   + " (--build-only: nothing ran, so there is no score)")
+    else:
+        total = f"{report.score:.1f}/{report.max_score:.1f} ({report.percent:.1f}%)"
+        out.append(f"{'total':<{len(head) - len(total)}}{total}")
+    return out
 
 
 def write_json(report: model.Report, path: Path) -> None:

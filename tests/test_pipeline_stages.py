@@ -4,13 +4,14 @@ compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 
 import pytest
 
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
-from grader import model, scoring, tools
+from grader import model, render, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
@@ -289,6 +290,28 @@ def test_ninja_compiles_with_ccache_sharing_objects_between_build_dirs(grader_fo
     build.run(g.options, ex)
     env = dict(line.split("=", 1) for line in env_log.read_text().splitlines() if "=" in line)
     assert env["CCACHE_BASEDIR"] == str(g.options.root)
+
+
+def test_a_compile_error_shows_messages_first_and_the_command_only_on_request(
+        grader_for, fake_tools, tmp_path):
+    command = ("/usr/bin/ccache nvcc -D_GLIBCXX_ASSERTIONS=1 -Ilibvector_add_submission.a.p "
+               + "-Xcompiler=-Wall " * 40 + "-o vector_add.cu.o -c ../../../vector_add.cu")
+    fake_tools["ninja"] = str(fake_tool(
+        tmp_path / "bin" / "ninja",
+        f"[1/3] Compiling vector_add.cu\nFAILED: vector_add.cu.o\n{command}\n"
+        "vector_add.cu(12): error: identifier \"blockIdx\" is undefined\n"
+        "ninja: build stopped: subcommand failed.\n", 1))
+    ex = vector_add()
+    result = grader_for(ex, gpu=GPU).grade_exercise(ex)
+    stage = result.stage("build")
+    assert stage.output.splitlines() == [
+        "FAILED: vector_add.cu.o", 'vector_add.cu(12): error: identifier "blockIdx" is undefined']
+    assert stage.details["commands"] == [command]
+    report = model.Report("s", 1, "t", exercises=[result])
+    plain = render.terminal(report, io.StringIO())
+    assert "-Xcompiler" not in plain
+    assert plain.count("compilation failed") == 1  # the exercise's message, said once
+    assert command in render.terminal(report, io.StringIO(), verbose=True)
 
 
 # ------------------------------------------------------------------------------ exercise

@@ -25,11 +25,13 @@ def test_terminal_table():
     lines = text.splitlines()
     total = lines[-1]
     assert total.startswith("total") and "200.0/350.0" in total and "(57.1%)" in total
-    for key in ("ch01_a/one", "ch01_a/two", "ch02_b/three", "ch02_b/four", "ch02_b/five"):
-        assert any(line.startswith(key) for line in lines), key
-    row = next(l for l in lines if l.startswith("ch02_b/three"))
+    # Rows sit under their chapter, named without it, so long names still fit.
+    assert lines.index("ch01_a") < lines.index(next(l for l in lines if l.startswith("  one")))
+    for name in ("one", "two", "three", "four", "five"):
+        assert any(line.startswith(f"  {name} ") for line in lines), name
+    row = next(l for l in lines if l.startswith("  three "))
     assert "crashed" in row and "1/4" in row and "20.0/60.0" in row
-    assert "0.55x" in next(l for l in lines if l.startswith("ch01_a/two"))
+    assert "0.55x" in next(l for l in lines if l.startswith("  two "))
     assert "Seed: 42" in text and "Fake GPU" in text
     # details of the exercises that lost points
     assert "✗ S.c [crashed]" in text and "expected 1, got nan" in text
@@ -110,3 +112,28 @@ def test_cli_render_errors(tmp_path, capsys, content, fragment):
 def test_report_from_dict_with_strings_as_exercises():
     with pytest.raises(GraderError, match="not a grader report"):
         model.Report.from_dict({"exercises": ["x"]})
+
+
+def test_terminal_fits_100_columns_with_the_longest_names():
+    report = sample_report()
+    long_name = "reduce_v2_neighbored_less_divergence"
+    report.exercises[1].name = long_name
+    report.exercises[1].stage("benchmark").metrics *= 4  # four ratios in one cell
+    text = render.terminal(report, io.StringIO())
+    table = text[text.index("exercise "):].splitlines()
+    assert max(len(line) for line in table) <= 100
+    row = next(l for l in table if l.startswith(f"  {long_name}"))
+    assert row.rstrip().endswith("80.0/100.0") and "0.55x" in row
+
+
+def test_terminal_build_only_says_compiled_and_gives_no_score_or_seed():
+    report = sample_report()
+    report.options["build_only"] = True
+    for ex in report.exercises[:3]:
+        ex.status = model.ExerciseStatus.SKIPPED
+        ex.score = 0.0
+    text = render.terminal(report, io.StringIO())
+    assert "Seed:" not in text and "%" not in text and "/100.0" not in text
+    assert "  one      compiled" in text
+    assert text.splitlines()[-1].startswith(
+        "compiled 3 of 5 exercises, 1 with compile errors, 1 not submitted")

@@ -83,15 +83,29 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
         stage.message = ("the build timed out" if result.timed_out else
                          "compilation failed; the compiler said:")
-        stage.output = compiler_errors(result.output)
+        stage.output, commands = compiler_errors(result.output)
+        if commands:
+            stage.details["commands"] = commands
     return stage
 
 
-def compiler_errors(output: str) -> str:
-    """The part of ninja's output worth showing: from the first FAILED: line on."""
+def compiler_errors(output: str) -> tuple[str, list[str]]:
+    """The part of ninja's output worth showing, from the first FAILED: line on, without the
+    compiler command lines (hundreds of characters of flags before the first message): those
+    come back separately, for -v."""
     lines = output.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("FAILED:"):
-            keep = [l for l in lines[i:] if not l.startswith("ninja: build stopped")]
-            return clip("\n".join(keep))
-    return clip(output)
+            keep, commands = [], []
+            after_failed = False
+            for l in lines[i:]:
+                if l.startswith("ninja: build stopped"):
+                    continue
+                # ninja prints the failed command right after FAILED:
+                if after_failed and (" -o " in l or " -c " in l):
+                    commands.append(l)
+                else:
+                    keep.append(l)
+                after_failed = l.startswith("FAILED:")
+            return clip("\n".join(keep)), commands
+    return clip(output), []
