@@ -68,7 +68,7 @@ def page(report: Report) -> str:
                if (rungs := ladder_rungs(report, l))]
     return env.get_template("report.html.j2").render(
         report=report, exercises=exercises, ladders=ladders, reference=_reference(),
-        status_text=lambda s: str(s).replace("_", " "))
+        status_text=lambda s: str(s).replace("_", " "), pts=lambda x: f"{round(x, 1):g}")
 
 
 def _import(name: str):
@@ -220,7 +220,9 @@ class _Plots:
         buffer = io.StringIO()
         with self._matplotlib.rc_context({"svg.fonttype": "none",
                                           "svg.hashsalt": f"figure{self._count}"}):
-            fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+            # No metadata: no date (the same report gives the same page) and no RDF block.
+            fig.savefig(buffer, format="svg", bbox_inches="tight",
+                        metadata=dict.fromkeys(("Creator", "Date", "Format", "Type")))
         text = buffer.getvalue()
         return text[text.index("<svg"):]  # the page is HTML: no XML prolog or DOCTYPE
 
@@ -259,7 +261,7 @@ class _Plots:
             ax.bar_label(bars, fmt="%.2f", fontsize=7)
         if theirs:
             bars = ax.bar([x + width / 2 for x, _ in theirs], [v for _, v in theirs], width,
-                          color=_COLORS["reference"], alpha=0.75,
+                          color=_COLORS["reference"],
                           label=f"reference ({reference['gpu']}, {reference['date']})")
             ax.bar_label(bars, fmt="%.2f", fontsize=7)
         full = [(x, r.full_at) for x, r in zip(xs, rungs) if r.full_at is not None]

@@ -84,6 +84,18 @@ sys.exit(0 if tools.find("cuobjdump") and tools.find("nvdisasm") else 1)' 2>/dev
       "nvidia-cuda-nvdisasm>=${cuda_major},<$((cuda_major + 1))" \
     || _fail "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm failed"
 fi
+# The HTML report's libraries: into .venv when it is ours; a Python of the machine's own (an
+# offline GPU machine) is left as it is, and --html then warns and is skipped.
+if [ "$PY" = "$_course_root/.venv/bin/python" ] && ! "$PY" -c 'import jinja2, matplotlib' 2>/dev/null; then
+  echo "setup: installing jinja2 and matplotlib (the HTML report) from PyPI into .venv" >&2
+  "$PY" -m pip install -q $(grep -E '^(jinja2|matplotlib)==' "$_course_root/requirements.txt") \
+    || echo "setup: warning: pip install jinja2 matplotlib failed; grade --html will be skipped" >&2
+fi
+# Chromium renders the HTML report in CI's browser test (tests/test_html_report.py); students
+# and GPU machines do not need it: only with CI=true or COURSE_BROWSER=1.
+if { [ "${CI:-}" = true ] || [ "${COURSE_BROWSER:-0}" = 1 ]; } && ! command -v chromium >/dev/null 2>&1; then
+  _apt_install chromium
+fi
 export PY
 export PATH="$(dirname "$PY"):$PATH"
 command -v ninja >/dev/null 2>&1 || _fail "ninja not found"
