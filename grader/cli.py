@@ -182,8 +182,11 @@ def cmd_grade(args) -> int:
                            jobs=args.jobs, cuda_arch=args.cuda_arch,
                            **_instructor_options(args))
 
+    # Progress is for a person watching: none under -q, or when stderr is a file or a pipe.
+    watching = not args.quiet and sys.stderr.isatty()
+
     def progress(message: str) -> None:
-        if not args.quiet:
+        if watching:
             print(f"grader: {message}", file=sys.stderr, flush=True)
 
     report = Grader(options, exercises, progress, gpu).run()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import shutil
+import time
 from typing import Callable
 
 from grader import __version__, hidden, model, scoring
@@ -54,10 +55,12 @@ class Grader:
                         self.progress)
         for i, ex in enumerate(self.exercises, 1):
             self.progress(f"[{i}/{len(self.exercises)}] {ex.key}: grading")
+            started = time.monotonic()
             outcome = self.grade_exercise(ex)
             report.exercises.append(outcome)
             self.progress(f"[{i}/{len(self.exercises)}] {ex.key}: {outcome.status}, "
-                          f"{outcome.score:g}/{outcome.max_score:g}")
+                          f"{outcome.score:g}/{outcome.max_score:g} "
+                          f"({time.monotonic() - started:.1f} s)")
         report.finished_at = _now()
         return report
 

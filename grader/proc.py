@@ -14,6 +14,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Callable
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 
@@ -105,7 +106,10 @@ def _kill_group(pgid: int, grace_s: float, proc: subprocess.Popen) -> None:
 
 
 def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
-        output_limit: int = DEFAULT_OUTPUT_LIMIT, grace_s: float = 3.0) -> ProcResult:
+        output_limit: int = DEFAULT_OUTPUT_LIMIT, grace_s: float = 3.0,
+        on_line: Callable[[str], None] | None = None) -> ProcResult:
+    """Runs `command` in its own process group with a time limit, keeping the head and tail
+    of its output; `on_line`, if given, sees each complete line as it comes (progress)."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -118,11 +122,19 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
 
     def pump() -> None:
         assert proc.stdout is not None
+        pending = b""
         while True:
             chunk = proc.stdout.read1(65536)
             if not chunk:
                 break
             collector.add(chunk)
+            if on_line is not None:
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    try:
+                        on_line(line.decode("utf-8", "replace"))
+                    except Exception:  # a progress display must never stop the build
+                        pass
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
-from grader import model, render, scoring, tools
+from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
@@ -509,3 +509,57 @@ def test_tools_set_up_installed_are_found_without_sourcing_anything(monkeypatch,
     options = GradeOptions(root=tmp_path, submission=tmp_path, build_dir=tmp_path / "b", seed=1)
     path = build.compiler_env(options)["PATH"].split(":")
     assert path[0] == "/my/bin" and str(venv_bin) in path
+
+
+def test_build_progress_names_each_exercise_as_it_is_built(monkeypatch):
+    said = []
+    clock = iter([0.0, 1.0, 20.0, 21.0, 22.0, 23.0])
+    monkeypatch.setattr(build.time, "monotonic", lambda: next(clock))
+    a, b = vector_add(), vector_add(name="other")
+    progress = build.BuildProgress([a, b], said.append)
+    for line in ["[1/9] Compiling C++ object support.cpp.o",   # 1 s: too soon for a step line
+                 "[2/9] Compiling Cuda object bench.cu.o",      # 20 s: a step line
+                 "[5/9] Linking target vector_add_test",
+                 "ninja: warning: not a step line",
+                 "[6/9] Linking target vector_add_bench",
+                 "[7/9] Linking target other_test"]:
+        progress(line)
+    assert said == ["building: step 2 of 9 (20 s)", "built vector_add (1 of 2, 22 s)"]
+
+
+def test_proc_run_passes_each_line_as_it_comes():
+    lines = []
+    result = proc.run(["sh", "-c", "printf 'a\\nb'; sleep 0.2; printf 'c\\nd\\n'"], 10,
+                      on_line=lines.append)
+    assert result.returncode == 0 and lines == ["a", "bc", "d"]
+    # A failing display never stops the program or the collection of its output.
+    result = proc.run(["sh", "-c", "echo x; echo y"], 10, on_line=lambda line: 1 / 0)
+    assert result.output == "x\ny\n"
+
+
+@pytest.mark.parametrize("tty, quiet, shown", [(True, False, True), (False, False, False),
+                                                (True, True, False)])
+def test_grade_progress_only_for_a_person_watching(monkeypatch, tmp_path, tty, quiet, shown):
+    import sys
+    from grader import cli
+    from helpers import sample_report
+
+    class Stream(io.StringIO):
+        def isatty(self):
+            return tty
+
+    class FakeGrader:
+        def __init__(self, options, exercises, progress, gpu):
+            self.progress = progress
+
+        def run(self):
+            self.progress("built vector_add (1 of 1, 3 s)")
+            return sample_report()
+
+    err = Stream()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(cli, "Grader", FakeGrader)
+    monkeypatch.setattr(tools, "query_gpu", lambda: GPU)
+    args = ["grade", "skeletons", "-e", "vector_add", "--json", str(tmp_path / "r.json")]
+    assert cli.main(args + (["-q"] if quiet else [])) == 0
+    assert ("grader: built vector_add (1 of 1, 3 s)" in err.getvalue()) == shown

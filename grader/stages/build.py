@@ -4,6 +4,8 @@ then ninja per exercise to attribute failures (a compile error costs only its ex
 from __future__ import annotations
 
 import os
+import re
+import time
 from typing import Callable
 
 from grader import proc, tools
@@ -70,7 +72,47 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
     proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
-             env=compiler_env(options), output_limit=64 * 1024)
+             env=compiler_env(options), output_limit=64 * 1024,
+             on_line=BuildProgress(exercises, progress))
+
+
+class BuildProgress:
+    """Turns ninja's "[k/N] Linking target <exercise>_test" lines into one line per exercise
+    built ("built vector_add (3 of 33, 41 s)"), and a step count now and then while the
+    shared code compiles and nothing links yet."""
+
+    STEP_EVERY_S = 15.0
+
+    def __init__(self, exercises: list[Exercise], progress: Callable[[str], None]):
+        self.progress = progress
+        self.total = len(exercises)
+        self.waiting = {ex.name: set(targets(ex)) for ex in exercises}
+        self.done = 0
+        self.started = time.monotonic()
+        self.last_report = self.started
+
+    def __call__(self, line: str) -> None:
+        step = _STEP.match(line)
+        if not step:
+            return
+        now = time.monotonic()
+        target = step.group(3).rsplit(" ", 1)[-1] if "Linking target" in line else ""
+        for name, left in self.waiting.items():
+            if target in left:
+                left.discard(target)
+                if not left:
+                    self.done += 1
+                    self.last_report = now
+                    self.progress(f"built {name} ({self.done} of {self.total}, "
+                                  f"{now - self.started:.0f} s)")
+                return
+        if now - self.last_report >= self.STEP_EVERY_S:
+            self.last_report = now
+            self.progress(f"building: step {step.group(1)} of {step.group(2)} "
+                          f"({now - self.started:.0f} s)")
+
+
+_STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
 
 
 def run(options: GradeOptions, ex: Exercise) -> StageResult:
