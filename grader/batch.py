@@ -220,6 +220,7 @@ class Book:
     def record_failure(self, sid: str, reason: str) -> None:
         # The old report no longer says how this student's work grades now.
         self.report_path(sid).unlink(missing_ok=True)
+        self.report_path(sid).with_suffix(".html").unlink(missing_ok=True)
         write_atomically(self.failure_path(sid), json.dumps(
             {"student": sid, "reason": reason, "at": _now()}, indent=2) + "\n")
 

@@ -47,10 +47,12 @@ def write(report: Report, path: Path) -> None:
 
 
 def write_if_available(report: Report, path: Path) -> bool:
-    """For batch grading: the page beside the JSON when the libraries are there."""
+    """For batch grading: the page beside the JSON when the libraries are there; else no
+    page, not an older one that no longer matches the JSON."""
     try:
         write(report, path)
     except Unavailable:
+        path.unlink(missing_ok=True)
         return False
     return True
 

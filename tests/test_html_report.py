@@ -267,3 +267,21 @@ def test_page_in_a_headless_browser(name, tmp_path):
     # the plots' own colours are there: the blue of this report's bars, the reference orange
     palette = {color for _, color in colors}
     assert (31, 119, 180) in palette and (255, 127, 14) in palette
+
+
+@needs_libraries
+def test_batch_leaves_no_page_older_than_the_report(tmp_path, monkeypatch):
+    roster = tmp_path / "students"
+    for sid in ("alice", "bob"):
+        (roster / sid / "ch01_programming_model").mkdir(parents=True)
+        (roster / sid / "ch01_programming_model" / "vector_add.cu").write_text("//\n")
+    out = tmp_path / "out"
+    run_batch(roster, out, Grades({"alice": (100, 0.9), "bob": (10, None)}))
+    pages = {sid: out / "reports" / f"{sid}.html" for sid in ("alice", "bob")}
+    assert all(page.is_file() for page in pages.values())
+    # alice cannot be graded any more; bob is graded where the libraries are missing
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    run_batch(roster, out, Grades({"alice": RuntimeError("gone"), "bob": (20, None)}),
+              regrade=[batch.ALL_STUDENTS])
+    assert not pages["alice"].exists() and not pages["bob"].exists()
+    assert (out / "reports" / "bob.json").is_file()
