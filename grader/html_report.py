@@ -270,8 +270,11 @@ class _Plots:
         if full:
             ax.scatter([x for x, _ in full], [v for _, v in full], marker="_", s=400,
                        color=_COLORS["full"], label="full marks at", zorder=3)
+        if not mine:  # e.g. --build-only: one note, not one per rung
+            ax.text(0.5, 0.8, "no rung measured in this report", transform=ax.transAxes,
+                    ha="center", fontsize=9, color="#555555")
         for x, r in zip(xs, rungs):
-            if r.ratio is None:
+            if r.ratio is None and mine:
                 ax.text(x - width / 2, 0.02, "not measured", rotation=90, fontsize=7,
                         ha="center", va="bottom", color="#555555")
         ax.axhline(1.0, color="#444444", linewidth=0.8)

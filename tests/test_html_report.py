@@ -285,3 +285,14 @@ def test_batch_leaves_no_page_older_than_the_report(tmp_path, monkeypatch):
               regrade=[batch.ALL_STUDENTS])
     assert not pages["alice"].exists() and not pages["bob"].exists()
     assert (out / "reports" / "bob.json").is_file()
+
+
+@needs_libraries
+def test_a_ladder_with_no_rung_measured_says_so_once():
+    """As after --build-only: the rungs compiled, nothing was measured."""
+    report = sample_report()
+    report.exercises.append(model.ExerciseResult(
+        "ch02_b/reduce_v1_neighbored", "reduce_v1_neighbored", "ch02_b", "Rung 1", "skipped",
+        0.0, 100.0, "compiled (--build-only: not run)", [model.StageResult("build", "passed")]))
+    html = html_report.page(report)
+    assert html.count("no rung measured in this report") == 1 and "not measured" not in html
