@@ -35,6 +35,7 @@ class Grader:
         self.exercises = exercises
         self.progress = progress or (lambda _message: None)
         self.gpu = gpu
+        self.build_log = ""  # build_all's output, for the warnings of files that compiled
 
     def run(self) -> model.Report:
         report = model.Report(
@@ -51,8 +52,8 @@ class Grader:
         if self.options.work_dir.exists():
             shutil.rmtree(self.options.work_dir, ignore_errors=True)
         build.configure(self.options, self.progress)
-        build.build_all(self.options, [ex for ex in self.exercises if not self._missing(ex)],
-                        self.progress)
+        self.build_log = build.build_all(
+            self.options, [ex for ex in self.exercises if not self._missing(ex)], self.progress)
         for i, ex in enumerate(self.exercises, 1):
             self.progress(f"[{i}/{len(self.exercises)}] {ex.key}: grading")
             started = time.monotonic()
@@ -74,7 +75,7 @@ class Grader:
         if missing:
             return scoring.not_submitted(ex, missing, self.options.submission / ex.chapter)
 
-        built = build.run(self.options, ex)
+        built = build.run(self.options, ex, self.build_log)
         if built.status != StageStatus.PASSED:
             return scoring.grade(ex, [built])
         stages = [built]

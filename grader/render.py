@@ -65,16 +65,25 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     # Details first, for exercises that lost points; the table comes last so it is what
     # stays on screen.
     for ex in report.exercises:
-        if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose:
+        built = ex.stage("build")
+        warnings = built.details.get("warnings", []) if built else []
+        if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose \
+                and not warnings:
             continue
         technique = ex.stage("technique")
-        if ex.status == ExerciseStatus.SKIPPED and not verbose and not (
+        if ex.status == ExerciseStatus.SKIPPED and not verbose and not warnings and not (
                 technique and technique.status != StageStatus.PASSED):
             continue  # a --build-only run still shows the technique rules it broke
-        out.append(_paint(f"── {ex.key}: {ex.status.replace('_', ' ')}", ex.status, color))
+        label = ("compiled" if report.options.get("build_only")
+                 and ex.status == ExerciseStatus.SKIPPED else ex.status.replace("_", " "))
+        out.append(_paint(f"── {ex.key}: {label}", ex.status, color))
         if ex.message:
             out.append(f"   {ex.message}")
         for stage in ex.stages:
+            if stage.name == "build" and stage.details.get("warnings"):
+                out.append(f"   build: {stage.message}")
+                out.append(_indent("\n".join(stage.details["warnings"])))
+                continue
             if stage.status == StageStatus.PASSED and not verbose:
                 continue
             # The exercise's message often is its failing stage's: say it once.

@@ -13,7 +13,7 @@ import pytest
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
-from grader.model import ExerciseStatus
+from grader.model import ExerciseStatus, StageResult
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
 from grader.stages.common import GradeOptions
 from helpers import vector_add
@@ -563,3 +563,30 @@ def test_grade_progress_only_for_a_person_watching(monkeypatch, tmp_path, tty, q
     args = ["grade", "skeletons", "-e", "vector_add", "--json", str(tmp_path / "r.json")]
     assert cli.main(args + (["-q"] if quiet else [])) == 0
     assert ("grader: built vector_add (1 of 1, 3 s)" in err.getvalue()) == shown
+
+
+def test_warnings_about_the_students_file_are_shown_even_when_it_compiles(grader_for, fake_tools,
+                                                                          tmp_path):
+    fake_tools["ninja"] = str(fake_tool(tmp_path / "bin" / "ninja"))  # prints nothing
+    ex = vector_add()
+    g = grader_for(ex, gpu=GPU)
+    mine = f"../../../workspace/{ex.chapter}/vector_add.cu"
+    g.build_log = "\n".join([
+        "[3/40] Compiling Cuda object libvector_add_submission.a.p/vector_add.cu.o",
+        f'{mine}(14): warning #177-D: variable "unused" was declared but never referenced',
+        f"{mine}:20:7: warning: comparison of integer expressions of different signedness",
+        "../../../support/src/bench.cu(3): warning #1: not the student's file",
+        f'{mine}(14): warning #177-D: variable "unused" was declared but never referenced'])
+    stage = build.run(g.options, ex, g.build_log)
+    assert stage.status == "passed"
+    assert stage.details["warnings"] == [g.build_log.splitlines()[1], g.build_log.splitlines()[2]]
+    assert stage.message == "compiled, with 2 compiler warnings in your code"
+    result = scoring.grade(ex, [stage, StageResult("tests", "passed", details={"passed": 1,
+                                                                               "total": 1})])
+    text = render.terminal(model.Report("s", 1, "t", exercises=[result]), io.StringIO())
+    assert "build: compiled, with 2 compiler warnings in your code" in text
+    assert "was declared but never referenced" in text and "not the student's file" not in text
+    build_only = scoring.not_run(ex, [stage], "compiled (--build-only: not run)")
+    report = model.Report("s", 1, "t", options={"build_only": True}, exercises=[build_only])
+    text = render.terminal(report, io.StringIO())
+    assert f"── {ex.key}: compiled" in text and "2 compiler warnings" in text

@@ -61,19 +61,21 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
 
 
 def build_all(options: GradeOptions, exercises: list[Exercise],
-              progress: Callable[[str], None]) -> None:
+              progress: Callable[[str], None]) -> str:
     """One parallel build of all targets, failures and all (-k 0); per-exercise results
-    come from run() afterwards, which then finds little or nothing to do."""
+    come from run() afterwards, which then finds little or nothing to do. Returns ninja's
+    output (head and tail), where the compilers' warnings are."""
     if not exercises:
-        return
+        return ""
     ninja = tools.find("ninja", "to build")
     args = [ninja, "-C", str(options.build_dir), "-k", "0"]
     if options.jobs:
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
-    proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
-             env=compiler_env(options), output_limit=64 * 1024,
-             on_line=BuildProgress(exercises, progress))
+    result = proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
+                      env=compiler_env(options), output_limit=256 * 1024,
+                      on_line=BuildProgress(exercises, progress))
+    return result.output
 
 
 class BuildProgress:
@@ -115,8 +117,9 @@ class BuildProgress:
 _STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
 
 
-def run(options: GradeOptions, ex: Exercise) -> StageResult:
-    """Builds one exercise's test and benchmark binaries."""
+def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult:
+    """Builds one exercise's test and benchmark binaries. `build_log` is build_all's output:
+    a file that compiled there prints nothing here, so its warnings are looked up in it."""
     ninja = tools.find("ninja", "to build")
     result = proc.run([ninja, "-C", str(options.build_dir), *targets(ex)], BUILD_ONE_TIMEOUT_S,
                       env=compiler_env(options), output_limit=options.output_limit)
@@ -128,7 +131,26 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         stage.output, commands = compiler_errors(result.output)
         if commands:
             stage.details["commands"] = commands
+    else:
+        warnings = student_warnings(ex, build_log + "\n" + result.output)
+        if warnings:
+            stage.details["warnings"] = warnings
+            stage.message = (f"compiled, with {len(warnings)} compiler warning"
+                             f"{'s' if len(warnings) != 1 else ''} in your code")
     return stage
+
+
+def student_warnings(ex: Exercise, log: str, limit: int = 20) -> list[str]:
+    """The compilers' warning lines about the student's own files (nvcc's "file(12): warning
+    #177-D: ..." and the host compiler's "file:12:5: warning: ..."), each once."""
+    mine = tuple(f"{ex.chapter}/{name}" for name in ex.files)
+    found: list[str] = []
+    for line in log.splitlines():
+        where = line.split(": warning", 1)[0] if ": warning" in line else ""
+        where = where.split("(", 1)[0].split(":", 1)[0]
+        if where.endswith(mine) and line not in found:
+            found.append(line)
+    return found[:limit]
 
 
 def compiler_errors(output: str) -> tuple[str, list[str]]:
