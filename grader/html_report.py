@@ -65,11 +65,11 @@ def page(report: Report) -> str:
                              undefined=jinja2.StrictUndefined)
     svg = _import("markupsafe").Markup  # plots are our own SVG, not text to escape
     exercises = [_exercise_view(ex, plots, svg) for ex in report.exercises]
-    ladders = [dict(title=l["title"], svg=svg(plots.ladder(l, rungs)), rungs=rungs)
-               for l in _reference()["ladders"]
-               if (rungs := ladder_rungs(report, l))]
+    reference = _reference()
+    ladders = [dict(title=l["title"], svg=svg(plots.ladder(l, rungs, reference)))
+               for l in reference["ladders"] if (rungs := ladder_rungs(report, l))]
     return env.get_template("report.html.j2").render(
-        report=report, exercises=exercises, ladders=ladders, reference=_reference(),
+        report=report, exercises=exercises, ladders=ladders, reference=reference,
         status_text=lambda s: str(s).replace("_", " "), pts=lambda x: f"{round(x, 1):g}")
 
 
@@ -112,7 +112,6 @@ def _exercise_view(ex: ExerciseResult, plots: _Plots, svg) -> dict:
 @dataclass
 class Rung:
     number: int
-    exercise: str
     ratio: float | None           # this report's; None when not measured
     reference: float | None
     full_at: float | None
@@ -128,14 +127,14 @@ def ladder_rungs(report: Report, ladder: dict) -> list[Rung]:
             bench = ex.stage("benchmark")
             metric = next((m for m in (bench.metrics if bench else [])
                            if m.name == ladder["metric"]), None)
-            found[int(match.group(1))] = (ex.name, metric)
+            found[int(match.group(1))] = metric
     if not found:
         return []
     reference = {int(k): v for k, v in ladder["ratios"].items()}
     rungs = []
     for n in sorted(set(found) | set(reference)):
-        name, metric = found.get(n, (f"{ladder['exercise_prefix']}{n}", None))
-        rungs.append(Rung(n, name, _finite(metric.ratio) if metric else None, reference.get(n),
+        metric = found.get(n)
+        rungs.append(Rung(n, _finite(metric.ratio) if metric else None, reference.get(n),
                           metric.full_at if metric else None))
     return rungs
 
@@ -249,8 +248,7 @@ class _Plots:
         fig.tight_layout()
         return self._svg(fig)
 
-    def ladder(self, ladder: dict, rungs: list[Rung]) -> str:
-        reference = _reference()
+    def ladder(self, ladder: dict, rungs: list[Rung], reference: dict) -> str:
         fig = self._figure(figsize=(max(4.5, 0.9 * len(rungs) + 2), 3.2))
         ax = fig.subplots()
         xs = list(range(len(rungs)))
