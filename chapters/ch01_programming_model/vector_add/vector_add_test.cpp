@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "course/testing.h"
+#include "vector_add_check.h"
 #include "vector_add_reference.h"
 
 namespace {
@@ -13,30 +14,10 @@ namespace {
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
 
-void check_vector_add(std::size_t n, int misalign) {
-  auto rng = course::testing::case_rng();
-  const auto a_host = course::random_floats(n + misalign, -100.f, 100.f, rng);
-  const auto b_host = course::random_floats(n + misalign, -100.f, 100.f, rng);
-  GuardedInput<float> a(a_host), b(b_host);
-  // misalign more floats of front guard put c as far from an aligned address as a and b.
-  GuardedOutput<float> c(n, GuardedOutput<float>::kGuard + misalign);
-
-  vector_add(a.data() + misalign, b.data() + misalign, c.data(), static_cast<int>(n), nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-
-  const std::vector<float> a_used(a_host.begin() + misalign, a_host.end());
-  const std::vector<float> b_used(b_host.begin() + misalign, b_host.end());
-  EXPECT_TRUE(course::testing::equal(vector_add_reference(a_used, b_used), c.download(),
-                                     {{}, "c"}));
-  EXPECT_TRUE(c.guards_intact("c"));
-  EXPECT_TRUE(a.unchanged("a"));
-  EXPECT_TRUE(b.unchanged("b"));
-}
-
 class VectorAdd : public ::testing::TestWithParam<std::size_t> {};
 
-TEST_P(VectorAdd, MatchesReference) { check_vector_add(GetParam(), 0); }
-TEST_P(VectorAdd, MatchesReferenceOnMisalignedPointers) { check_vector_add(GetParam(), 1); }
+TEST_P(VectorAdd, MatchesReference) { check_vector_add(GetParam(), 0, 100.f); }
+TEST_P(VectorAdd, MatchesReferenceOnMisalignedPointers) { check_vector_add(GetParam(), 1, 100.f); }
 
 std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
   return "n_" + std::to_string(info.param);
