@@ -590,3 +590,24 @@ def test_warnings_about_the_students_file_are_shown_even_when_it_compiles(grader
     report = model.Report("s", 1, "t", options={"build_only": True}, exercises=[build_only])
     text = render.terminal(report, io.StringIO())
     assert f"── {ex.key}: compiled" in text and "2 compiler warnings" in text
+
+
+def test_a_build_directory_older_than_an_option_is_set_up_again(grader_for, fake_tools,
+                                                               tmp_path):
+    # After a course update adds a Meson option, `meson setup --reconfigure -D<new>=...` fails
+    # with "Unknown option" in a build directory made before it; the grader wipes and retries.
+    log = tmp_path / "meson-calls.txt"
+    meson = tmp_path / "bin" / "meson"
+    meson.parent.mkdir(parents=True, exist_ok=True)
+    meson.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n"
+                     "case \"$*\" in *--reconfigure*) echo 'ERROR: Unknown option: \"x\".'; "
+                     "exit 1;; esac\n")
+    meson.chmod(0o755)
+    fake_tools["meson"] = str(meson)
+    g = grader_for(vector_add(), gpu=GPU)
+    g.options.build_dir.mkdir(parents=True, exist_ok=True)
+    (g.options.build_dir / "build.ninja").write_text("")
+    build.configure(g.options, lambda message: None)
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2
+    assert calls[0].startswith("setup --reconfigure") and calls[1].startswith("setup --wipe")

@@ -43,16 +43,19 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
     """meson setup (or --reconfigure); GraderError when it fails, since nothing can build."""
     meson = tools.find("meson", "to configure the build")
     build = options.build_dir
-    args = [meson, "setup"]
-    if (build / "build.ninja").is_file():
-        args.append("--reconfigure")
-    args += [str(build), str(options.root), f"-Dsubmission={options.submission}",
-             f"-Dgpu_arch={options.cuda_arch}",
-             # Always said, so a build directory once configured with hidden tests drops them.
-             f"-Dhidden_tests={'true' if options.hidden else 'false'}"]
+    settings = [str(build), str(options.root), f"-Dsubmission={options.submission}",
+                f"-Dgpu_arch={options.cuda_arch}",
+                # Always said, so a build directory once configured with hidden tests drops them.
+                f"-Dhidden_tests={'true' if options.hidden else 'false'}"]
+    existing = (build / "build.ninja").is_file()
     progress(f"configuring {build}")
-    result = proc.run(args, CONFIGURE_TIMEOUT_S, env=compiler_env(options),
-                      output_limit=256 * 1024)
+    result = proc.run([meson, "setup", *(["--reconfigure"] if existing else []), *settings],
+                      CONFIGURE_TIMEOUT_S, env=compiler_env(options), output_limit=256 * 1024)
+    if result.returncode != 0 and existing and "Unknown option" in result.output:
+        # A build directory made before the course gained an option (a course update):
+        # --reconfigure refuses the new -D, so set it up again from scratch.
+        result = proc.run([meson, "setup", "--wipe", *settings], CONFIGURE_TIMEOUT_S,
+                          env=compiler_env(options), output_limit=256 * 1024)
     if result.returncode != 0:
         problem = next((l for l in result.output.splitlines()
                         if "ERROR:" in l), result.describe_exit())
