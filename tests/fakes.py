@@ -287,3 +287,16 @@ def alive(pid: int) -> bool:
 def python_command(code: str) -> list:
     return [sys.executable, "-Su", "-c", code]
 
+
+def use_fake_build_tools(monkeypatch, tmp_path, sanitizer: bool = True) -> dict:
+    """Makes tools.find return stand-in meson and ninja (and a clean compute-sanitizer) made
+    under tmp_path/bin, and nothing else; returns name -> path."""
+    from grader import tools
+    bin_dir = tmp_path / "bin"
+    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja")}
+    if sanitizer:
+        found["compute-sanitizer"] = fake_sanitizer(bin_dir / "compute-sanitizer",
+                                                    tmp_path / "san.log")
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
+                        if name in found else None)
+    return found

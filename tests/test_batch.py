@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool
+from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools
 from grader import batch, cli, model, tools
 from grader.errors import GraderError
 from grader.stages.common import GradeOptions
@@ -266,10 +266,7 @@ def test_folder_roster_errors(tmp_path, roster):
 def fake_course(tmp_path, monkeypatch):
     """A fake GPU, meson, ninja; stand-in test and benchmark binaries go into the students'
     build directories before the batch runs."""
-    bin_dir = tmp_path / "bin"
-    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja")}
-    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
-                        if name in found else None)
+    use_fake_build_tools(monkeypatch, tmp_path, sanitizer=False)
     monkeypatch.setattr(tools, "query_gpu", lambda: GPU)
 
 

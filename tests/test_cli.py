@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
+from fakes import bench_data, fake_bench, fake_gtest, use_fake_build_tools
 from grader import cli, model, tools
 from helpers import ROOT, needs_solutions, run_cli
 
@@ -198,12 +198,7 @@ def test_cli_malformed_manifest_in_process(course_copy, monkeypatch, capsys):
 def faked_grade(tmp_path, monkeypatch):
     """cli.main(grade ...) with a fake GPU, meson, ninja and compute-sanitizer, and stand-in
     test and benchmark binaries in the build directory."""
-    bin_dir = tmp_path / "bin"
-    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja"),
-             "compute-sanitizer": fake_sanitizer(bin_dir / "compute-sanitizer",
-                                                 tmp_path / "san.log")}
-    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
-                        if name in found else None)
+    use_fake_build_tools(monkeypatch, tmp_path)
     monkeypatch.setattr(tools, "query_gpu", lambda: model.GpuInfo("Fake GPU", "9.0", "1", 1))
     submission = tmp_path / "submission" / "ch01_programming_model"
     submission.mkdir(parents=True)

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
-from grader import cli, hidden, manifest, meson_plan, model, render, tools
+from fakes import bench_data, fake_bench, fake_gtest, use_fake_build_tools
+from grader import cli, hidden, manifest, meson_plan, model, render
 from grader.stages.common import GradeOptions, program_env
 from helpers import ROOT, VECTOR_ADD, run_cli, vector_add
 
@@ -31,12 +31,7 @@ SECRETS = ("Sizes/HiddenVectorAdd.MatchesReference/n_2_shift_2", "HiddenEdge.Ove
 def graded(grader_for, monkeypatch, tmp_path):
     """graded(cases, **options) -> (report, JSON text, terminal text, JUnit text), graded by
     Grader.run with stand-in meson, ninja, compute-sanitizer and binaries."""
-    bin_dir = tmp_path / "bin"
-    found = {"meson": fake_tool(bin_dir / "meson"), "ninja": fake_tool(bin_dir / "ninja"),
-             "compute-sanitizer": fake_sanitizer(bin_dir / "compute-sanitizer",
-                                                 tmp_path / "san.log")}
-    monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
-                        if name in found else None)
+    use_fake_build_tools(monkeypatch, tmp_path)
 
     def go(cases, **options):
         g = grader_for(vector_add(sanitizer_filter="*", test_timeout_s=10), gpu=GPU, **options)

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from grader import batch, cli, html_report, model, render
+from grader import batch, cli, html_report, model
 from helpers import PYTHON, ROOT, TESTS, sample_report
 from test_batch import Grades, run_batch  # noqa: F401 (a batch with a fake grade function)
 from test_cli import faked_grade  # noqa: F401 (fixture: a whole grade with stand-ins)
