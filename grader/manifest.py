@@ -25,7 +25,8 @@ SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 LIBRARIES = ("cublas", "cudadevrt")
 # Technique rules (grader/stages/technique.py checks them on the student's compiled object).
 TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
-                   "no_local_memory", "max_registers", "uses_device_launch", "no_library_calls")
+                   "uses_readonly_path", "uses_texture", "no_local_memory", "max_registers",
+                   "uses_device_launch", "no_library_calls")
 # Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
 CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
                       "cusolver")
@@ -77,6 +78,7 @@ class Exercise:
     sanitizer_tools: tuple[str, ...] = ("memcheck",)
     sanitizer_filter: str = "*"
     sanitizer_timeout_s: float = 300.0
+    sanitizer_leak_check: bool = False  # memcheck --leak-check full: device memory left allocated
     benchmark_timeout_s: float = 180.0
     performance: tuple[Performance, ...] = field(default_factory=tuple)
     technique: tuple[Technique, ...] = field(default_factory=tuple)
@@ -196,7 +198,7 @@ def load_manifest(path: Path) -> Exercise:
     correctness = _Table(path, "correctness", top.data.get("correctness"),
                          {"points", "timeout_s"})
     sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
-                       {"tools", "gtest_filter", "timeout_s"})
+                       {"tools", "gtest_filter", "timeout_s", "leak_check"})
     benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
     tools = sanitizer.strings("tools", default=("memcheck",), allowed=SANITIZER_TOOLS)
     if "memcheck" not in tools:
@@ -246,6 +248,7 @@ def load_manifest(path: Path) -> Exercise:
         sanitizer_tools=tools,
         sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),
+        sanitizer_leak_check=sanitizer.flag("leak_check"),
         benchmark_timeout_s=benchmark.number("timeout_s", default=180.0, positive=True),
         performance=tuple(performance),
         technique=_techniques(path, data.get("technique", []), bool(performance)),

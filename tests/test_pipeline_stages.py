@@ -91,6 +91,20 @@ def test_sanitizer_errors_while_cases_pass(grader_for, sanitizer):
     assert "racecheck found 3 errors" in stage.message
 
 
+def test_sanitizer_leak_check_only_where_the_manifest_asks(grader_for, sanitizer):
+    log = sanitizer(leaked_bytes=4096)
+    stage = sanitize(grader_for, CASES, vector_add())
+    assert stage.status == "passed"  # no --leak-check: the leak is not looked for
+    assert "--leak-check" not in log.read_text()
+
+    stage = sanitize(grader_for, CASES, vector_add(sanitizer_leak_check=True))
+    assert stage.status == "failed"
+    assert stage.message == ("memcheck found 1 error (4096 bytes of device memory never freed, "
+                             "in 1 allocations)")
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert last[:4] == ["--tool", "memcheck", "--leak-check", "full"]
+
+
 def test_sanitizer_crash_under_the_tool(grader_for, sanitizer):
     sanitizer()
     cases = [CASES[0], {"name": CASES[1], "action_under_sanitizer": "segv"}, CASES[2]]

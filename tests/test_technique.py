@@ -113,6 +113,31 @@ def test_uses_constant_memory(found):
     assert not verdict(found, rule("uses_constant_memory", kernel="smem_kernel"))[0]
 
 
+@pytest.fixture(scope="module")
+def found_readonly() -> technique.Inspection:
+    f = technique.Inspection()
+    technique.parse_symbols((DATA / "readonly_symbols.txt").read_text(), f)
+    technique.parse_sass((DATA / "readonly_sass.txt").read_text(), f)
+    return f
+
+
+def test_uses_readonly_path(found_readonly):
+    assert found_readonly.functions["_Z10ldg_kernelPKfPKiPfi"].readonly == 2
+    assert found_readonly.functions["_Z12plain_kernelPKfPKiPfi"].readonly == 0
+    ok, text = verdict(found_readonly, rule("uses_readonly_path", kernel="ldg_kernel"))
+    assert ok and "2 read-only loads in" in text
+    assert verdict(found_readonly, rule("uses_readonly_path", kernel="tex_kernel"))[0]
+    ok, text = verdict(found_readonly, rule("uses_readonly_path", kernel="plain_kernel"))
+    assert not ok and "plain LDG" in text and "no const __restrict__, no __ldg" in text
+
+
+def test_uses_texture(found_readonly):
+    ok, text = verdict(found_readonly, rule("uses_texture", kernel="tex_kernel"))
+    assert ok and "1 texture fetch in" in text
+    ok, text = verdict(found_readonly, rule("uses_texture", kernel="ldg_kernel"))
+    assert not ok and "not through a texture object" in text
+
+
 def test_no_local_memory(found):
     assert verdict(found, rule("no_local_memory", kernel="shfl_kernel|smem_kernel"))[0]
     ok, text = verdict(found, rule("no_local_memory", kernel="local_kernel"))

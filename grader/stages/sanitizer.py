@@ -17,6 +17,7 @@ SANITIZER_EXIT = 86  # --error-exitcode: tells "found errors" from the tests' ow
 
 _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
 _RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
+_LEAK_SUMMARY = re.compile(r"LEAK SUMMARY:\s*(\d+)\s+bytes leaked in\s+(\d+)\s+allocation")
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
@@ -32,9 +33,15 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         # purpose); the sanitizer is here for memory errors, races and barriers.
         wrapper = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT),
                    "--print-limit", "20", "--report-api-errors", "no"]
+        # Leaks are found when the context is destroyed: the test main resets the device
+        # after the last case when COURSE_LEAK_CHECK is set.
+        leaks = tool == "memcheck" and ex.sanitizer_leak_check
+        if leaks:
+            wrapper[3:3] = ["--leak-check", "full"]
         sub = tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
                         gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
-                        timeout_s=ex.sanitizer_timeout_s)
+                        timeout_s=ex.sanitizer_timeout_s,
+                        extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None)
         stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
         errors = error_count(sub.output)
         found = errors > 0 or sub.details.get("exit") == f"exit status {SANITIZER_EXIT}"
@@ -60,7 +67,10 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         stage.status = StageStatus.FAILED
         if found:
             count = f"{errors} error{'s' if errors != 1 else ''}" if errors else "errors"
-            messages.append(f"{tool} found {count}")
+            leaked = _LEAK_SUMMARY.search(sub.output)
+            messages.append(f"{tool} found {count}" + (
+                f" ({leaked.group(1)} bytes of device memory never freed, in "
+                f"{leaked.group(2)} allocations)" if leaked else ""))
         elif sub.status == StageStatus.TIMED_OUT:
             messages.append(f"{tool}: {sub.message}")
         else:

@@ -36,6 +36,8 @@ LIBRARY_NAMESPACES = ("cub", "thrust", "cuda", "std")
 
 SHARED_OPS = ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS")
 LOCAL_OPS = ("LDL", "STL")
+# Texture fetches (TEX/TLD/TLD4 and their compact S forms, TXD with gradients); TXQ only queries.
+TEXTURE_OPS = ("TEX", "TEXS", "TLD", "TLDS", "TLD4", "TLD4S", "TXD")
 DEVICE_LAUNCH = re.compile(r"(LaunchDevice|GetParameterBuffer)")
 
 _SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
@@ -55,6 +57,7 @@ class Function:
     kernel: bool = False
     ops: dict = field(default_factory=dict)        # opcode -> count
     bank3: int = 0                  # instructions reading c[0x3][...] (__constant__ data)
+    readonly: int = 0               # LDG.E...CONSTANT: global loads on the read-only path
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -99,6 +102,8 @@ def parse_sass(text: str, into: Inspection) -> None:
             current.ops[op] = current.ops.get(op, 0) + 1
             if "c[0x3][" in m.group(3):
                 current.bank3 += 1
+            if op == "LDG" and ".CONSTANT" in (m.group(2) or ""):
+                current.readonly += 1
 
 
 def parse_res_usage(text: str, into: Inspection) -> None:
@@ -350,6 +355,16 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
     if rule.rule == "uses_constant_memory":
         return _uses(rule, found, kernels, where, "reads of __constant__ data (c[0x3][...])",
                      lambda fs: sum(f.bank3 for f in fs), "c[0x3] read", "c[0x3] reads")
+    if rule.rule == "uses_readonly_path":
+        return _uses(rule, found, kernels, where, "loads through the read-only path "
+                     "(LDG...CONSTANT from const __restrict__ or __ldg, or texture fetches)",
+                     lambda fs: sum(f.readonly for f in fs)
+                     + _count(_merged_ops(fs), TEXTURE_OPS),
+                     "read-only load", "read-only loads")
+    if rule.rule == "uses_texture":
+        return _uses(rule, found, kernels, where, "texture fetches (TEX/TLD/TLD4)",
+                     lambda fs: _count(_merged_ops(fs), TEXTURE_OPS),
+                     "texture fetch", "texture fetches")
     if rule.rule == "uses_device_launch":
         return _uses(rule, found, kernels, where, "a device-side kernel launch "
                      "(cudaLaunchDevice)",
@@ -387,6 +402,11 @@ def _instead(rule: Technique, kernels: list[Function], found: Inspection) -> str
         return ": the kernel exchanges values through shared memory (LDS/STS)"
     if rule.rule == "uses_shared_memory" and (ops.get("LDG") or ops.get("STG")):
         return ": the kernel reads and writes global memory only (LDG/STG)"
+    if rule.rule in ("uses_readonly_path", "uses_texture") and ops.get("LDG"):
+        return (": the kernel's global loads are plain LDG (the compiler could not prove the "
+                "data read-only: no const __restrict__, no __ldg)"
+                if rule.rule == "uses_readonly_path" else
+                ": the kernel reads global memory with LDG, not through a texture object")
     return ""
 
 

@@ -32,7 +32,7 @@ def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = N
 
 def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = "tests",
         gtest_filter: str | None = None, wrapper: list[str] | None = None,
-        timeout_s: float | None = None) -> StageResult:
+        timeout_s: float | None = None, extra_env: dict | None = None) -> StageResult:
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run."""
     work = exercise_work_dir(options, ex)
     report = work / f"{stage_name}.json"
@@ -46,7 +46,8 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
                                  *_filter_args(gtest_filter)]
     result = proc.run(command, timeout_s or ex.test_timeout_s,
                       env=program_env(options, COURSE_EVENTS=str(events),
-                                      TEST_PREMATURE_EXIT_FILE=str(premature)),
+                                      TEST_PREMATURE_EXIT_FILE=str(premature),
+                                      **(extra_env or {})),
                       output_limit=options.output_limit)
     outcome = gtest.collect(report, events)
     stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),

@@ -1,6 +1,9 @@
 // main() of every exercise's test binary.
 //
 // * No GPU: print why and exit 77, which Meson reports as SKIP rather than FAIL.
+// * COURSE_LEAK_CHECK=1 (set by the grader's sanitizer stage for exercises with leak_check):
+//   reset the device after the last case, so that compute-sanitizer's leak check, which runs
+//   when a context is destroyed, reports every allocation the student's code never freed.
 // * COURSE_EVENTS=path: a line of JSON per case start and end, flushed at once, so the grader
 //   can name the case that was running when a student's kernel crashed or hung, even though
 //   GoogleTest's own JSON report is only written at the very end.
@@ -88,5 +91,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cannot write COURSE_EVENTS=%s\n", path);
     }
   }
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  if (const char* leak = std::getenv("COURSE_LEAK_CHECK"); leak != nullptr && *leak == '1') {
+    cudaDeviceReset();
+  }
+  return result;
 }
