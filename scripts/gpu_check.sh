@@ -5,13 +5,17 @@
 #               full marks, or the stage fails naming what lost points
 #   support     build and run the support library's GPU tests (exit 77, "no GPU", fails)
 #   skeletons   grade skeletons/; every exercise must compile and earn 0 correctness points
+#   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, an
+#               empty folder) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
+#               with SIGTERM after the first report and resumed; gradebook totals must equal
+#               the reports', nobody graded twice
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
 #               fixture under tests/fixtures/submissions graded and checked against its
 #               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all), SEED. A stage turned off
+# BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all), SEED. A stage turned off
 # by a knob is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
@@ -100,6 +104,24 @@ if [ "${SKELETONS:-1}" = 1 ]; then
   [ -f "$report" ] && REPORTS+=("$report")
 else
   record skeletons off "SKELETONS=0"
+fi
+
+# --- batch grading of a class, stopped and resumed ------------------------------------------
+if [ "${BATCH:-1}" = 1 ]; then
+  echo "== batch (a class of five, stopped and resumed)"
+  BATCH_ONLY=()
+  for e in ${BATCH_EXERCISES:-ch01}; do BATCH_ONLY+=(-e "$e"); done
+  if detail=$($PY scripts/check_batch.py "$OUT/batch" "${BATCH_ONLY[@]}" --seed "$SEED" \
+        2> "$OUT/logs/batch-problems.txt"); then
+    record batch ok "$detail"
+  else
+    cat "$OUT/logs/batch-problems.txt" >&2
+    cp "$OUT"/batch/*.log "$OUT/logs/" 2>/dev/null
+    record batch FAILED "$(head -n 3 "$OUT/logs/batch-problems.txt" | tr '\n' ' ' | cut -c1-300)"
+  fi
+  cp "$OUT/batch/batch/gradebook.csv" "$OUT/logs/batch-gradebook.csv" 2>/dev/null
+else
+  record batch off "BATCH=0"
 fi
 
 # --- the course's tests, GPU fixtures included ---------------------------------------------
