@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Batch grading end to end on a GPU machine: a class of five submissions (the solutions, the
-skeletons, two known-bad fixtures and a student who submitted nothing) graded by
+skeletons, two known-bad fixtures and a student who handed in one file of the chapter) graded by
 `grader batch`, stopped with SIGTERM once the first report is written, then resumed.
 
 Checks, each failing loudly (exit 1, one line per problem on stderr):
@@ -10,7 +10,8 @@ Checks, each failing loudly (exit 1, one line per problem on stderr):
   * gradebook.csv has one row per student whose total equals the total of that student's
     report, and its exercise columns equal the report's exercise scores;
   * the solutions earn full marks, the skeletons no correctness points, the fixtures what
-    their expect.toml says (status), the empty submission 0 points;
+    their expect.toml says (status), the one-file student full marks for that file and
+    "not submitted" for the rest;
   * leaderboard.csv ranks each metric's ratios best first.
 
 Usage: scripts/check_batch.py OUT_DIR [-e EXERCISE ...] [--seed N]   (default -e ch01)
@@ -40,8 +41,9 @@ STUDENTS = {  # student id -> folder copied into the class
     "bob_skeletons": ROOT / "skeletons",
     "carol_broken_mix": FIXTURES / "ch01_broken_mix",
     "dave_poor_launch": FIXTURES / "ch01_poor_launch",
-    "erin_nothing": None,
+    "erin_one_file": ROOT / "solutions",  # only ONE_FILE of it
 }
+ONE_FILE = Path("ch01_programming_model") / "vector_add.cu"
 STOP_TIMEOUT_S = 900
 
 
@@ -49,8 +51,9 @@ def make_class(where: Path) -> None:
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     for student, source in STUDENTS.items():
-        if source is None:
-            (where / student).mkdir()
+        if student == "erin_one_file":
+            (where / student / ONE_FILE).parent.mkdir(parents=True)
+            shutil.copy(source / ONE_FILE, where / student / ONE_FILE)
         else:
             shutil.copytree(source, where / student,
                             ignore=shutil.ignore_patterns("expect.toml", ".generated"))
@@ -128,8 +131,13 @@ def check(out: Path, problems: list[str]) -> str:
             want = expect.get("exercises", {}).get(ex.name, {}).get("status")
             if want and ex.status not in want:
                 problems.append(f"{student}/{ex.name}: status {ex.status}, expected {want}")
-    if reports.get("erin_nothing") and reports["erin_nothing"].score != 0:
-        problems.append(f"erin_nothing: {reports['erin_nothing'].score} points for no files")
+    for ex in exercises("erin_one_file"):
+        handed_in = ex.chapter == ONE_FILE.parent.name and ex.name == ONE_FILE.stem
+        if handed_in and ex.score < ex.max_score - 0.01:
+            problems.append(f"erin_one_file/{ex.name}: {ex.score}/{ex.max_score} ({ex.message})")
+        if not handed_in and (ex.score != 0 or ex.status != "not_submitted"):
+            problems.append(f"erin_one_file/{ex.name}: {ex.status}, {ex.score} points for a "
+                            "file not handed in")
 
     with (out / "leaderboard.csv").open(newline="") as f:
         board = list(csv.DictReader(f))

@@ -5,8 +5,8 @@
 #               full marks, or the stage fails naming what lost points
 #   support     build and run the support library's GPU tests (exit 77, "no GPU", fails)
 #   skeletons   grade skeletons/; every exercise must compile and earn 0 correctness points
-#   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, an
-#               empty folder) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
+#   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, a
+#               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
 #               the reports', nobody graded twice
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
