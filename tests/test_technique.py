@@ -179,9 +179,40 @@ def test_kernel_regex_matching_nothing_names_the_kernels(found):
     ok, text = verdict(found, rule("uses_shuffle", kernel="reduce_v8"))
     assert not ok and "no kernel matching /reduce_v8/ (kernels: " in text
     assert "shfl_kernel" in text
-    # a limit on kernels that are not there holds nothing against the code unless named
+    # A limit on kernels that are not there proves nothing: a submission with no kernel of
+    # its own (it calls the course's, say) must not earn no_local_memory's points.
     assert not verdict(found, rule("no_local_memory", kernel="reduce_v8"))[0]
-    assert verdict(technique.Inspection(), rule("no_local_memory"))[0]
+    ok, text = verdict(technique.Inspection(), rule("no_local_memory"))
+    assert not ok and text.endswith("found no __global__ function in your code")
+    assert not verdict(technique.Inspection(), rule("max_registers", value=64))[0]
+
+
+# What the toolkit's cuobjdump 13.0.85 printed on the H100 machine for -symbols (the wheel's
+# format is in data/technique/symbols.txt): both must name the kernels.
+TOOLKIT_SYMBOLS = """
+symbols:
+STT_OBJECT       STB_WEAK   STV_DEFAULT  U .nv.reservedSmem.offset0
+STT_OBJECT       STB_LOCAL  STV_DEFAULT    c_coefficients
+STT_FUNC         STB_GLOBAL STO_ENTRY      _Z23stencil_constant_kernelPKfPfi
+STT_FUNC         STB_LOCAL  STO_ENTRY      _ZN61_GLOBAL__N__fa01e012_28_stencil_kernelEPKfPfiS1_
+STT_FUNC         STB_GLOBAL STV_DEFAULT    _Z6helperv
+"""
+
+
+def test_parse_symbols_reads_the_toolkits_format_too():
+    f = technique.Inspection()
+    technique.parse_symbols(TOOLKIT_SYMBOLS, f)
+    assert {n for n, fn in f.functions.items() if fn.kernel} == {
+        "_Z23stencil_constant_kernelPKfPfi",
+        "_ZN61_GLOBAL__N__fa01e012_28_stencil_kernelEPKfPfiS1_"}
+
+
+def test_device_code_without_a_readable_kernel_is_a_tool_error(monkeypatch, tmp_path):
+    outputs = {"-symbols": "symbols:\nSTT_FUNC  STB_GLOBAL  STO_SOMETHING_NEW  _Z1kv\n",
+               "-sass": (DATA / "readonly_sass.txt").read_text(), "-res-usage": "", "-elf": ""}
+    monkeypatch.setattr(technique, "_tool", lambda args: outputs[args[1]])
+    with pytest.raises(technique.ToolError, match="named no kernel"):
+        technique.inspect(tmp_path / "lib.a", "cuobjdump", None, None)
     assert not verdict(technique.Inspection(), rule("uses_shuffle"))[0]
 
 
@@ -308,7 +339,8 @@ def test_manifest_voids_needs_performance(tmp_path):
 def test_course_total_is_unchanged():
     from grader.manifest import discover
     exercises = discover(ROOT)
-    assert sum(ex.max_points for ex in exercises) == 3080
+    # chapters 01-04: 3080 points; chapter 05 adds five exercises of 100
+    assert sum(ex.max_points for ex in exercises) == 3580
     assert all(ex.max_points in (40, 50, 100) for ex in exercises)
 
 

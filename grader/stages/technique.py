@@ -45,7 +45,9 @@ _SASS_INSTRUCTION = re.compile(
     r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Z0-9_.]+)?\s*([^;]*);")
 _RES_FUNCTION = re.compile(r"^\s*Function\s+(\S+?):\s*$")
 _RES_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
-_ENTRY = re.compile(r"^FUNC\s+\S+\s+\S+\s+ENTRY\s+(\S+)")
+# A kernel's line in -symbols: "FUNC WEAK DEFAULT ENTRY <name>" from the cuobjdump wheel,
+# "STT_FUNC STB_GLOBAL STO_ENTRY <name>" from the toolkit's cuobjdump of the same release.
+_ENTRY = re.compile(r"^(?:STT_)?FUNC\s+(?:\S+\s+)*?(?:STO_)?ENTRY\s+(\S+)\s*$")
 _RELA = re.compile(r"^\.section\s+\.rela\.text\.(\S+)")
 _NM_LINE = re.compile(r"^(\S+)\s+([A-Za-z?])(?:\s|$)")
 
@@ -185,6 +187,13 @@ def inspect(library: Path, cuobjdump: str, nm: str | None, cxxfilt: str | None) 
     parse_sass(_tool([cuobjdump, "-sass", lib]), found)
     parse_res_usage(_tool([cuobjdump, "-res-usage", lib]), found)
     parse_relocations(_tool([cuobjdump, "-elf", lib]), found)
+    if any(f.ops for f in found.functions.values()) and \
+            not any(f.kernel for f in found.functions.values()):
+        # Device code with no kernel: a symbol table this parser cannot read (device
+        # functions nothing launches are not compiled without -rdc, and with -rdc a
+        # submission without kernels is judged wrongly either way).
+        raise ToolError("cuobjdump -symbols named no kernel although the library has device "
+                        "code: its output format is not one the grader reads")
     if nm:
         parse_nm(_tool([nm, "-P", lib]), found)
     names = sorted(set(found.functions) | {n for n, _ in found.host})
@@ -423,8 +432,8 @@ def _local_use(kernel: Function, functions: list[Function]) -> str:
 def _limit(rule, found, kernels, where, what, breach) -> tuple[bool, str, str]:
     """A limit every selected kernel must keep (with its callees)."""
     expected = f"{what} in {where}"
-    if not kernels:
-        return (not rule.kernel), expected, _no_kernel(rule, found)
+    if not kernels:  # a limit no kernel can break is no evidence the student kept it
+        return False, expected, _no_kernel(rule, found)
     breaches = [(k, breach(k, closure(k, found))) for k in kernels]
     bad = [f"{_short(found.pretty(k.name))}: {b}" for k, b in breaches if b]
     if bad:
