@@ -25,8 +25,9 @@ SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 LIBRARIES = ("cublas", "cudadevrt")
 # Technique rules (grader/stages/technique.py checks them on the student's compiled object).
 TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
-                   "uses_readonly_path", "uses_texture", "no_local_memory", "max_registers",
-                   "uses_device_launch", "no_library_calls")
+                   "uses_readonly_path", "uses_texture", "uses_vector_loads",
+                   "no_local_memory", "max_registers", "uses_device_launch",
+                   "no_library_calls")
 # Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
 CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
                       "cusolver")

@@ -138,6 +138,29 @@ def test_uses_texture(found_readonly):
     assert not ok and "not through a texture object" in text
 
 
+VECTOR_SASS = """
+		Function : _Z16vec_plain_kernelPK4int4Pii
+        /*00c0*/                   LDG.E.128 R8, desc[UR4][R2.64] ;
+		Function : _Z10vec_kernelPK4int4Pii
+        /*00c0*/                   LDG.E.128.CONSTANT R8, desc[UR4][R2.64] ;
+		Function : _Z13scalar_kernelPKiPii
+        /*00c0*/                   LDG.E.64 R8, desc[UR4][R2.64] ;
+        /*00d0*/                   LDG.E.CONSTANT R9, desc[UR4][R2.64] ;
+"""
+
+
+def test_uses_vector_loads():
+    f = technique.Inspection()
+    technique.parse_sass(VECTOR_SASS, f)
+    for name in f.functions:
+        f.functions[name].kernel = True
+    assert verdict(f, rule("uses_vector_loads", kernel="vec_plain"))[0]
+    ok, text = verdict(f, rule("uses_vector_loads", kernel="vec_kernel"))
+    assert ok and "1 16-byte load in" in text
+    ok, text = verdict(f, rule("uses_vector_loads", kernel="scalar"))
+    assert not ok and "every global load is 4 or 8 bytes wide" in text
+
+
 def test_no_local_memory(found):
     assert verdict(found, rule("no_local_memory", kernel="shfl_kernel|smem_kernel"))[0]
     ok, text = verdict(found, rule("no_local_memory", kernel="local_kernel"))

@@ -60,6 +60,7 @@ class Function:
     ops: dict = field(default_factory=dict)        # opcode -> count
     bank3: int = 0                  # instructions reading c[0x3][...] (__constant__ data)
     readonly: int = 0               # LDG.E...CONSTANT: global loads on the read-only path
+    vector: int = 0                 # 16-byte global loads (LDG.E.128, LDG.E.ENL2.256 too)
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -106,6 +107,8 @@ def parse_sass(text: str, into: Inspection) -> None:
                 current.bank3 += 1
             if op == "LDG" and ".CONSTANT" in (m.group(2) or ""):
                 current.readonly += 1
+            if op == "LDG" and re.search(r"\.(128|256)\b", m.group(2) or ""):
+                current.vector += 1
 
 
 def parse_res_usage(text: str, into: Inspection) -> None:
@@ -374,6 +377,10 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
         return _uses(rule, found, kernels, where, "texture fetches (TEX/TLD/TLD4)",
                      lambda fs: _count(_merged_ops(fs), TEXTURE_OPS),
                      "texture fetch", "texture fetches")
+    if rule.rule == "uses_vector_loads":
+        return _uses(rule, found, kernels, where, "16-byte vector loads from global memory "
+                     "(LDG.E.128: int4/float4)", lambda fs: sum(f.vector for f in fs),
+                     "16-byte load", "16-byte loads")
     if rule.rule == "uses_device_launch":
         return _uses(rule, found, kernels, where, "a device-side kernel launch "
                      "(cudaLaunchDevice)",
@@ -411,6 +418,8 @@ def _instead(rule: Technique, kernels: list[Function], found: Inspection) -> str
         return ": the kernel exchanges values through shared memory (LDS/STS)"
     if rule.rule == "uses_shared_memory" and (ops.get("LDG") or ops.get("STG")):
         return ": the kernel reads and writes global memory only (LDG/STG)"
+    if rule.rule == "uses_vector_loads" and ops.get("LDG"):
+        return ": every global load is 4 or 8 bytes wide (LDG.E, LDG.E.64)"
     if rule.rule in ("uses_readonly_path", "uses_texture") and ops.get("LDG"):
         return (": the kernel's global loads are plain LDG (the compiler could not prove the "
                 "data read-only: no const __restrict__, no __ldg)"
