@@ -119,24 +119,41 @@ class Rung:
 
 def ladder_rungs(report: Report, ladder: dict) -> list[Rung]:
     """The ladder's rungs graded in this report (by exercise name), with the reference ratio
-    of every rung the reference file has."""
+    of every rung the reference file has. A ladder with `metric` plots that metric's ratio; one
+    with `over` plots each rung's graded measurement (its first metric's measure) over the
+    measurement `over` names in the same benchmark, whatever baseline the rung is scored
+    against, and moves the full-marks line onto the same scale."""
     pattern = re.compile(re.escape(ladder["exercise_prefix"]) + r"(\d+)(_|$)")
     found = {}
     for ex in report.exercises:
         if match := pattern.match(ex.name):
-            bench = ex.stage("benchmark")
-            metric = next((m for m in (bench.metrics if bench else [])
-                           if m.name == ladder["metric"]), None)
-            found[int(match.group(1))] = metric
+            found[int(match.group(1))] = _ladder_point(ex, ladder)
     if not found:
         return []
     reference = {int(k): v for k, v in ladder["ratios"].items()}
     rungs = []
     for n in sorted(set(found) | set(reference)):
-        metric = found.get(n)
-        rungs.append(Rung(n, _finite(metric.ratio) if metric else None, reference.get(n),
-                          metric.full_at if metric else None))
+        ratio, full_at = found.get(n, (None, None))
+        rungs.append(Rung(n, ratio, reference.get(n), full_at))
     return rungs
+
+
+def _ladder_point(ex: ExerciseResult, ladder: dict) -> tuple[float | None, float | None]:
+    """(ratio, full-marks ratio) of one rung on the ladder's scale; None where not measured."""
+    bench = ex.stage("benchmark")
+    metrics = bench.metrics if bench else []
+    if "over" not in ladder:
+        metric = next((m for m in metrics if m.name == ladder["metric"]), None)
+        return (_finite(metric.ratio), metric.full_at) if metric else (None, None)
+    metric = metrics[0] if metrics else None
+    rates = {m.get("name"): _finite(m.get("rate")) for m in bench.details.get("measurements", [])
+             if isinstance(m, dict) and m.get("valid") is True} if bench else {}
+    over = rates.get(ladder["over"])
+    value = _finite(metric.value) if metric else None
+    baseline = _finite(metric.baseline_value) if metric else None
+    if not over or value is None:
+        return None, None
+    return value / over, (metric.full_at * baseline / over if baseline else None)
 
 
 @dataclass

@@ -50,7 +50,22 @@ inline std::size_t reduce_partial_capacity(int n, int block_size) {
 // on `stream`. The rungs that leave one partial sum per block call this to finish.
 void reduce_partials(const long long* partial, int count, long long* out, cudaStream_t stream);
 
-// CUB's DeviceReduce::Sum of n ints into one long long: the benchmark's baseline.
+// CUB's DeviceReduce::Sum of n ints into one long long: the baseline of rungs 1 and 8, and the
+// context every rung's benchmark reports.
 std::size_t cub_reduce_sum_temp_bytes(int n);
 void cub_reduce_sum(const int* in, int n, long long* out, void* temp, std::size_t temp_bytes,
                     cudaStream_t stream);
+
+// The course's own copies of three rungs, with the rungs' launcher signature and rules: the
+// baselines the benchmark times in the same run, so that rungs 2 to 7 are scored as speedups
+// over an earlier rung, which stay the same from one GPU to another where a fraction of CUB
+// (bandwidth bound) does not. Course code: a rung never calls them.
+//   course_reduce_v1_neighbored        rung 1: one element per thread, neighbored pairs
+//   course_reduce_v5_unroll8           rung 5: eight elements per thread, interleaved tree
+//   course_reduce_v6_unroll_last_warp  rung 6: rung 5, the last warp finished with __syncwarp
+void course_reduce_v1_neighbored(const int* in, int n, int block_size, long long* partial,
+                                 long long* out, cudaStream_t stream);
+void course_reduce_v5_unroll8(const int* in, int n, int block_size, long long* partial,
+                              long long* out, cudaStream_t stream);
+void course_reduce_v6_unroll_last_warp(const int* in, int n, int block_size, long long* partial,
+                                       long long* out, cudaStream_t stream);

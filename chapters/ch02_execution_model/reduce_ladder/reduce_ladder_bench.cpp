@@ -1,9 +1,17 @@
-// Benchmark shared by every rung: the rung and CUB's DeviceReduce::Sum on the same 2^28 ints
-// (1 GiB, far beyond the L2), bandwidth counted as bytes read. Compiled once per rung with
-// COURSE_EXERCISE (the rung's launcher), COURSE_EXERCISE_NAME (its measurement name) and
-// COURSE_EXERCISE_HEADER defined by the build. The graded measurement uses block_size 512; the
-// same rung at 256 and 1024 is reported too (suffix _b256, _b1024) to show how the block size
-// moves each rung.
+// Benchmark shared by every rung, on the same 2^28 ints (1 GiB, far beyond the L2), bandwidth
+// counted as bytes read. Compiled once per rung with COURSE_EXERCISE (the rung's launcher),
+// COURSE_EXERCISE_NAME (its measurement name) and COURSE_EXERCISE_HEADER defined by the build.
+//
+// Measured, in this order:
+//   cub_reduce_sum                      CUB's DeviceReduce::Sum: the baseline of rungs 1 and 8
+//   course_v1_neighbored                the course's rung 1 at block 512: rungs 2 to 5
+//   course_v5_unroll8_b1024             the course's rung 5 at block 1024: rung 6
+//   course_v6_unroll_last_warp_b1024    the course's rung 6 at block 1024: rung 7
+//   <rung>, <rung>_b256, <rung>_b1024   the rung at block 512 (graded for rungs 1 to 5 and 8),
+//                                       256 and 1024 (graded for rungs 6 and 7)
+// Rungs 1 to 4 are limited by instructions and latency, not by DRAM, so their fraction of CUB
+// changes with the GPU's bandwidth; a speedup over an earlier rung timed in the same process
+// does not. Every measurement's sum is checked.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,14 +51,24 @@ void course::run_benchmark(course::Benchmark& bench) {
   });
   bench.check("cub_reduce_sum", course::compare_exact(want, out.download(), {{}, "CUB sum"}));
 
-  const std::string name = COURSE_EXERCISE_NAME;
-  for (const int block_size : {512, 256, 1024}) {
-    const std::string label = block_size == 512 ? name : name + "_b" + std::to_string(block_size);
+  // Times one launcher of the ladder's shape at one block size, its *out poisoned first.
+  using Launcher = void (*)(const int*, int, int, long long*, long long*, cudaStream_t);
+  const auto time_rung = [&](const std::string& label, Launcher launch, int block_size) {
     course::DeviceBuffer<long long> partial(reduce_partial_capacity(n, block_size));
     out.fill_bytes(course::kPoisonByte);
     bench.time(label, bytes, course::Unit::GBps, [&](cudaStream_t s) {
-      COURSE_EXERCISE(in.data(), n, block_size, partial.data(), out.data(), s);
+      launch(in.data(), n, block_size, partial.data(), out.data(), s);
     });
     bench.check(label, course::compare_exact(want, out.download(), {{}, "sum"}));
+  };
+
+  time_rung("course_v1_neighbored", course_reduce_v1_neighbored, 512);
+  time_rung("course_v5_unroll8_b1024", course_reduce_v5_unroll8, 1024);
+  time_rung("course_v6_unroll_last_warp_b1024", course_reduce_v6_unroll_last_warp, 1024);
+
+  const std::string name = COURSE_EXERCISE_NAME;
+  for (const int block_size : {512, 256, 1024}) {
+    time_rung(block_size == 512 ? name : name + "_b" + std::to_string(block_size),
+              COURSE_EXERCISE, block_size);
   }
 }
