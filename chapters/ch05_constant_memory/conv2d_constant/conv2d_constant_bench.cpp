@@ -1,0 +1,85 @@
+// The student's constant-mask filter against the course's identical filter reading its mask
+// from global memory, on an 8192 x 8192 image for a 5x5 (radius 2) and a 15x15 (radius 7) mask,
+// all measured in the same run. Rates are effective bandwidth (image read + image written); a
+// float4 copy of the image is reported for context (radius 2 is close to memory-bound, radius 7
+// is bound by the loads and multiply-adds inside the SM).
+#include "conv2d_constant.h"
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "conv2d_constant_baseline.h"
+#include "conv2d_constant_reference.h"
+#include "course/bench.h"
+#include "course/buffers.h"
+#include "course/device_random.h"
+#include "course/random.h"
+
+namespace {
+
+constexpr int kWidth = 8192, kHeight = 8192;  // 256 MiB per image: far beyond the L2
+
+// Rows the CPU recomputes to check the course's kernel: both borders, their neighbours, and
+// rows inside. Every column of them is checked, so the left and right borders are covered.
+const int kCheckedRows[] = {0, 1, 2, 7, 8, 4095, 4100, kHeight - 3, kHeight - 2, kHeight - 1};
+
+// The course kernel's output compared with the double-precision reference on kCheckedRows.
+course::Comparison compare_checked_rows(const std::vector<float>& in,
+                                        const std::vector<float>& out,
+                                        const std::vector<float>& mask, int radius) {
+  std::vector<float> expected, actual;
+  for (const int y : kCheckedRows)
+    for (int x = 0; x < kWidth; ++x) {
+      expected.push_back(static_cast<float>(
+          conv2d_constant_reference_at(in, kWidth, kHeight, mask, radius, x, y)));
+      actual.push_back(out[static_cast<std::size_t>(y) * kWidth + x]);
+    }
+  const course::CompareOptions options{{std::size(kCheckedRows), kWidth}, "out (checked rows)"};
+  return course::compare_close(expected, actual, conv2d_constant_tolerance(radius), options);
+}
+
+}  // namespace
+
+void course::run_benchmark(course::Benchmark& bench) {
+  const std::size_t pixels = static_cast<std::size_t>(kWidth) * kHeight;
+  const double bytes = 2.0 * sizeof(float) * static_cast<double>(pixels);
+  course::DeviceBuffer<float> in(pixels), out(pixels);
+  course::fill_hashed(in.data(), pixels, course::run_seed(), bench.stream());
+  CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
+  const auto in_host = in.download();
+
+  bench.copy_ceiling(pixels * sizeof(float), "copy");
+
+  for (const int radius : {2, 7}) {
+    const std::string suffix = "_r" + std::to_string(radius);
+    // Weights from the run seed, past the image's indices so they differ from its pixels.
+    const int side = 2 * radius + 1;
+    std::vector<float> mask(static_cast<std::size_t>(side) * side);
+    for (std::size_t k = 0; k < mask.size(); ++k)
+      mask[k] = course::hashed_float(pixels + 1000 * radius + k, course::run_seed());
+    const course::DeviceBuffer<float> device_mask(mask);
+
+    out.fill_bytes(course::kPoisonByte);
+    bench.time("conv2d_global_mask" + suffix, bytes, course::Unit::GBps, [&](cudaStream_t s) {
+      conv2d_constant_global_mask(in.data(), out.data(), kWidth, kHeight, device_mask.data(),
+                                  radius, s);
+    });
+    // The course kernel, checked on the CPU row by row, is the reference for the whole of the
+    // student's timed output.
+    const auto expected = out.download();
+    bench.check("conv2d_global_mask" + suffix,
+                compare_checked_rows(in_host, expected, mask, radius));
+
+    conv2d_constant_set_mask(mask.data(), radius);
+    out.fill_bytes(course::kPoisonByte);
+    bench.time("conv2d_constant" + suffix, bytes, course::Unit::GBps, [&](cudaStream_t s) {
+      conv2d_constant(in.data(), out.data(), kWidth, kHeight, radius, s);
+    });
+    bench.check("conv2d_constant" + suffix,
+                course::compare_close(expected, out.download(),
+                                      conv2d_constant_tolerance(radius),
+                                      {{kHeight, kWidth}, "out (height x width)"}));
+  }
+}

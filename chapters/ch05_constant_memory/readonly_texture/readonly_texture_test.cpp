@@ -1,0 +1,309 @@
+#include "readonly_texture.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "course/buffers.h"
+#include "course/testing.h"
+#include "readonly_texture_reference.h"
+
+static const char* address_name(ResampleAddress address) {
+  return address == ResampleAddress::kWrap ? "wrap" : "clamp";
+}
+
+// How GoogleTest prints the mode in a parameter (found by argument-dependent lookup, so in the
+// enum's namespace).
+static void PrintTo(ResampleAddress address, std::ostream* os) { *os << address_name(address); }
+
+namespace {
+
+using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
+
+// A device copy of `host` that holds zeros until a copy from pinned memory, enqueued on
+// `stream`, lands. Work the code under test puts on another stream may run before that copy
+// and read zeros (valid indices, a black image), so the result shows it. Make the case's other
+// buffers first: this constructor's device-wide synchronisation is what finishes their set-up
+// (copies and poison fills on the legacy default stream) before anything runs on `stream`.
+template <class T>
+class UploadOnStream {
+ public:
+  UploadOnStream(const std::vector<T>& host, cudaStream_t stream)
+      : staging_(host.size()), device_(host.size()) {
+    device_.fill_bytes(0);
+    CUDA_CHECK(cudaDeviceSynchronize());  // the zeros land before the real copy is enqueued
+    std::copy(host.begin(), host.end(), staging_.data());
+    CUDA_CHECK(cudaMemcpyAsync(device_.data(), staging_.data(), device_.bytes(),
+                               cudaMemcpyHostToDevice, stream));
+  }
+  const T* data() const noexcept { return device_.data(); }
+
+ private:
+  course::PinnedBuffer<T> staging_;
+  course::DeviceBuffer<T> device_;
+};
+
+// ---- Part 1: readonly_gather ----------------------------------------------------------------
+
+void check_gather(std::size_t n, std::size_t src_count) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> src(course::random_floats(src_count, -1000.f, 1000.f, rng));
+  GuardedInput<int> indices(
+      course::random_ints(n, 0, static_cast<int>(src_count) - 1, rng));
+  GuardedOutput<float> out(n);
+
+  readonly_gather(src.data(), indices.data(), out.data(), static_cast<int>(n), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src.host(), indices.host()),
+                                     out.download(), {{}, "out"}));
+  EXPECT_TRUE(out.guards_intact("out"));
+  EXPECT_TRUE(src.unchanged("src"));
+  EXPECT_TRUE(indices.unchanged("indices"));
+}
+
+class ReadonlyGather : public ::testing::TestWithParam<std::size_t> {};
+
+// Indices drawn uniformly over a source as long as the output: every kind of access, from
+// repeats within a warp to ones a whole source length apart.
+TEST_P(ReadonlyGather, MatchesReference) { check_gather(GetParam(), GetParam()); }
+
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  return "n_" + std::to_string(info.param);
+}
+
+// The adversarial sizes, and (Large) sizes that need more threads than a sensible grid has.
+INSTANTIATE_TEST_SUITE_P(Small, ReadonlyGather,
+                         ::testing::ValuesIn(course::testing::small_sizes()), size_name);
+INSTANTIATE_TEST_SUITE_P(Large, ReadonlyGather,
+                         ::testing::ValuesIn(course::testing::large_sizes({(1 << 25) + 3})),
+                         size_name);
+
+// Every thread of every warp reads the same element.
+TEST(ReadonlyGatherEdge, EveryIndexNamesTheOneSourceElement) { check_gather(1000, 1); }
+
+// Indices spread over a source 250 times longer than the output.
+TEST(ReadonlyGatherEdge, SourceLongerThanOutput) { check_gather(4097, 1 << 20); }
+
+TEST(ReadonlyGatherEdge, EmptyOutputWritesNothingThenSmallWorks) {
+  constexpr int kCount = 64;
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> src(course::random_floats(kCount, -10.f, 10.f, rng));
+  GuardedInput<int> indices(course::random_ints(kCount, 0, kCount - 1, rng));
+  GuardedOutput<float> out(kCount);
+  readonly_gather(src.data(), indices.data(), out.data(), 0, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto poison = course::testing::poison_values<float>(kCount);
+  EXPECT_TRUE(course::testing::equal(poison, out.download(), {{}, "out after a call with n = 0"}));
+  EXPECT_TRUE(out.guards_intact("out after a call with n = 0"));
+  // The same buffers then take a real n = 9 call, so doing nothing does not pass.
+  readonly_gather(src.data(), indices.data(), out.data(), 9, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  auto expected = readonly_gather_reference(src.host(), indices.host());
+  std::copy(poison.begin() + 9, poison.end(), expected.begin() + 9);
+  EXPECT_TRUE(course::testing::equal(expected, out.download(), {{}, "out after an n = 9 call"}));
+  EXPECT_TRUE(out.guards_intact("out after an n = 9 call"));
+}
+
+TEST(ReadonlyGatherEdge, RunsOnTheGivenStream) {
+  // The indices arrive by a copy on `stream` that the kernel must wait for: a kernel on
+  // another stream may read the zeros underneath.
+  const int n = 1 << 22;
+  auto rng = course::testing::case_rng();
+  const auto src_host = course::random_floats(n, -1.f, 1.f, rng);
+  const auto indices_host = course::random_ints(n, 0, n - 1, rng);
+  course::Stream stream;
+  const course::DeviceBuffer<float> src(src_host);
+  auto out = course::testing::poisoned_output<float>(n);
+  const UploadOnStream<int> indices(indices_host, stream);
+  readonly_gather(src.data(), indices.data(), out.data(), n, stream);
+  stream.synchronize();
+  EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src_host, indices_host),
+                                     out.download(), {{}, "out"}));
+}
+
+// ---- Part 2: texture_resample ---------------------------------------------------------------
+
+struct Shapes {
+  int width, height;          // the image
+  int out_width, out_height;  // the output
+};
+using ResampleCase = std::tuple<Shapes, ResampleAddress>;
+
+void PrintTo(const Shapes& s, std::ostream* os) {
+  *os << s.width << "x" << s.height << " image to " << s.out_width << "x" << s.out_height;
+}
+
+std::string shapes_text(const Shapes& s) {
+  std::ostringstream text;
+  PrintTo(s, &text);
+  return text.str();
+}
+
+// Image texels in [0, 1): the range kResampleTolerance is stated for.
+std::vector<float> random_image(const Shapes& s, std::mt19937_64& rng) {
+  return course::random_floats(static_cast<std::size_t>(s.width) * s.height, 0.f, 1.f, rng);
+}
+
+std::size_t out_count(const Shapes& s) {
+  return static_cast<std::size_t>(s.out_width) * s.out_height;
+}
+
+void resample(const float* image, const Shapes& s, float* out, ResampleAddress address,
+              cudaStream_t stream) {
+  texture_resample(image, s.width, s.height, out, s.out_width, s.out_height, address, stream);
+}
+
+// `out` (downloaded) against the reference for `image`, with the shapes and mode in the message.
+::testing::AssertionResult matches_reference(const std::vector<float>& image, const Shapes& s,
+                                             ResampleAddress address,
+                                             const GuardedOutput<float>& out) {
+  const course::CompareOptions options{
+      {static_cast<std::size_t>(s.out_height), static_cast<std::size_t>(s.out_width)},
+      std::string("out (row, column) for a ") + shapes_text(s) + ", " + address_name(address)};
+  return course::testing::close(
+      texture_resample_reference(image, s.width, s.height, s.out_width, s.out_height, address),
+      out.download(), kResampleTolerance, options);
+}
+
+void check_resample(const Shapes& s, ResampleAddress address) {
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> image(random_image(s, rng));
+  GuardedOutput<float> out(out_count(s));
+
+  resample(image.data(), s, out.data(), address, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  EXPECT_TRUE(matches_reference(image.host(), s, address, out));
+  EXPECT_TRUE(out.guards_intact("out"));
+  EXPECT_TRUE(image.unchanged("image"));
+}
+
+class TextureResample : public ::testing::TestWithParam<ResampleCase> {};
+
+TEST_P(TextureResample, MatchesTheFilteringReference) {
+  check_resample(std::get<0>(GetParam()), std::get<1>(GetParam()));
+}
+
+std::string resample_name(const ::testing::TestParamInfo<ResampleCase>& info) {
+  const Shapes& s = std::get<0>(info.param);
+  return std::to_string(s.width) + "x" + std::to_string(s.height) + "_to_" +
+         std::to_string(s.out_width) + "x" + std::to_string(s.out_height) + "_" +
+         address_name(std::get<1>(info.param));
+}
+
+const auto kAddresses = ::testing::Values(ResampleAddress::kClamp, ResampleAddress::kWrap);
+
+// A single texel; a single column and a single row; the same size (every sample on a texel
+// centre); integer up- and downscales; non-integer ratios both ways; outputs one pixel thick
+// and around warp and block sizes. Only where the output has more pixels than the image along
+// an axis do samples fall outside the outer texel centres, so the upscales are what tell clamp
+// from wrap.
+INSTANTIATE_TEST_SUITE_P(
+    Small, TextureResample,
+    ::testing::Combine(::testing::Values(Shapes{1, 1, 1, 1}, Shapes{1, 1, 5, 3},
+                                         Shapes{1, 9, 4, 20}, Shapes{9, 1, 20, 4},
+                                         Shapes{16, 16, 16, 16}, Shapes{8, 8, 32, 32},
+                                         Shapes{32, 32, 8, 8}, Shapes{13, 7, 29, 31},
+                                         Shapes{100, 75, 37, 61}, Shapes{33, 31, 257, 1},
+                                         Shapes{7, 5, 255, 257}, Shapes{200, 3, 33, 32}),
+                       kAddresses),
+    resample_name);
+// Larger images both ways, and outputs taller or wider than a sensible grid covers (more than
+// 65535 x 8 rows: the grid must loop).
+INSTANTIATE_TEST_SUITE_P(
+    Large, TextureResample,
+    ::testing::Combine(::testing::Values(Shapes{1024, 768, 3001, 2003},
+                                         Shapes{4096, 4096, 1000, 999},
+                                         Shapes{2, 2, 3, 600001}, Shapes{30000, 1, 100003, 2},
+                                         Shapes{1, 30000, 2, 70001}),
+                       kAddresses),
+    resample_name);
+
+TEST(TextureResampleEdge, EmptyOutputWritesNothingThenSmallWorks) {
+  constexpr Shapes kSmall{3, 4, 6, 7};
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> image(random_image(kSmall, rng));
+  GuardedOutput<float> out(out_count(kSmall));
+  resample(nullptr, Shapes{0, 0, 0, 5}, out.data(), ResampleAddress::kClamp, nullptr);
+  resample(image.data(), Shapes{3, 4, 5, 0}, out.data(), ResampleAddress::kWrap, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(out_count(kSmall)),
+                                     out.download(),
+                                     {{}, "out after calls with out_width or out_height 0"}));
+  EXPECT_TRUE(out.guards_intact("out after calls with out_width or out_height 0"));
+  // The same buffers then take a real call, so doing nothing does not pass.
+  resample(image.data(), kSmall, out.data(), ResampleAddress::kClamp, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(matches_reference(image.host(), kSmall, ResampleAddress::kClamp, out));
+  EXPECT_TRUE(out.guards_intact("out after a real call"));
+}
+
+TEST(TextureResampleEdge, RunsOnTheGivenStreamAndReturnsWhenDone) {
+  // The image arrives by a copy on `stream`: a copy into the array on another stream may read
+  // the zeros underneath. The call must also return only once its work is done (it destroys
+  // the texture its kernel reads), so the stream is idle when it returns.
+  constexpr Shapes kShapes{700, 500, 1111, 777};
+  auto rng = course::testing::case_rng();
+  const auto image_host = random_image(kShapes, rng);
+  course::Stream stream;
+  GuardedOutput<float> out(out_count(kShapes));
+  const UploadOnStream<float> image(image_host, stream);
+  resample(image.data(), kShapes, out.data(), ResampleAddress::kWrap, stream);
+  EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
+      << "texture_resample returned while work on its stream was still running: it must wait "
+         "for its kernel before the texture object and the array are destroyed";
+  stream.synchronize();
+  EXPECT_TRUE(matches_reference(image_host, kShapes, ResampleAddress::kWrap, out));
+  EXPECT_TRUE(out.guards_intact("out"));
+}
+
+TEST(TextureResampleEdge, RepeatedCallsLeaveNoDeviceMemoryBehind) {
+  // A 576 KiB array per call: 200 calls that each forgot cudaFreeArray would hold over 100 MiB.
+  constexpr Shapes kShapes{384, 384, 500, 300};
+  constexpr int kCalls = 200;
+  constexpr std::size_t kSlack = std::size_t{16} << 20;  // the driver's own bookkeeping
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> image(random_image(kShapes, rng));
+  GuardedOutput<float> out(out_count(kShapes));
+  const auto call = [&] {
+    resample(image.data(), kShapes, out.data(), ResampleAddress::kClamp, nullptr);
+  };
+  call();  // whatever the runtime sets up once on first use is not a leak
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  for (int i = 0; i < kCalls; ++i) call();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  EXPECT_GE(free_after + kSlack, free_before)
+      << (free_before - free_after) / (1 << 20) << " MiB less free device memory after "
+      << kCalls << " calls: every call must free what it allocated (cudaFreeArray)";
+  EXPECT_TRUE(matches_reference(image.host(), kShapes, ResampleAddress::kClamp, out));
+}
+
+TEST(TextureResampleEdge, LeavesNoStickyError) {
+  // An ignored failing call (a bad texture description, a double free) leaves its error for
+  // cudaGetLastError to report to the next, innocent, caller.
+  constexpr Shapes kShapes{50, 40, 123, 77};
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> image(random_image(kShapes, rng));
+  GuardedOutput<float> out(out_count(kShapes));
+  (void)cudaGetLastError();  // start clean: only what the call leaves counts
+  resample(image.data(), kShapes, out.data(), ResampleAddress::kWrap, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const cudaError_t pending = cudaGetLastError();
+  EXPECT_EQ(pending, cudaSuccess) << "texture_resample left " << cudaGetErrorName(pending)
+                                  << " (" << cudaGetErrorString(pending)
+                                  << ") behind: check every CUDA call it makes";
+  EXPECT_TRUE(matches_reference(image.host(), kShapes, ResampleAddress::kWrap, out));
+}
+
+}  // namespace
