@@ -246,28 +246,41 @@ class Book:
                         _number(summary.total), _number(summary.max_total),
                         _number(summary.percent), GRADED])
         write_atomically(self.out / "gradebook.csv", book.getvalue())
-        write_atomically(self.out / "leaderboard.csv",
-                         leaderboard_csv(summaries, columns))
+        ranked = ranked_leaderboard(summaries, columns)
+        write_atomically(self.out / "leaderboard.csv", leaderboard_csv(ranked))
+        html_report.write_leaderboard_if_available(ranked, self.out / "leaderboard.html")
 
 
-def leaderboard_csv(summaries: dict[str, Summary | None], order: list[str]) -> str:
-    """Per exercise and metric, every measured ratio ranked, best first (equal ratios share a
-    rank: 1, 2, 2, 4)."""
+Ranked = list[tuple[str, str, list[tuple[int, str, float]]]]
+
+
+def ranked_leaderboard(summaries: dict[str, Summary | None], order: list[str]) -> Ranked:
+    """Per exercise (in `order`) and metric, every measured ratio with its rank, best first;
+    equal ratios share a rank (1, 2, 2, 4)."""
     groups: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for sid, summary in summaries.items():
         for exercise, metric, ratio in (summary.ratios if summary else []):
             groups.setdefault((exercise, metric), []).append((sid, ratio))
     position = {name: i for i, name in enumerate(order)}
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["student", "exercise", "metric", "ratio", "rank"])
+    ranked: Ranked = []
     for (exercise, metric) in sorted(groups, key=lambda k: (position.get(k[0], len(order)),
                                                             k[0])):
         entries = sorted(groups[(exercise, metric)], key=lambda e: (-e[1], e[0]))
-        rank = 0
+        rows, rank = [], 0
         for i, (sid, ratio) in enumerate(entries):
             if i == 0 or ratio != entries[i - 1][1]:
                 rank = i + 1
+            rows.append((rank, sid, ratio))
+        ranked.append((exercise, metric, rows))
+    return ranked
+
+
+def leaderboard_csv(ranked: Ranked) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["student", "exercise", "metric", "ratio", "rank"])
+    for exercise, metric, rows in ranked:
+        for rank, sid, ratio in rows:
             w.writerow([sid, exercise, metric, f"{ratio:.4f}", rank])
     return out.getvalue()
 

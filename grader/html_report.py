@@ -73,6 +73,27 @@ def page(report: Report) -> str:
         status_text=lambda s: str(s).replace("_", " "), pts=lambda x: f"{round(x, 1):g}")
 
 
+def write_leaderboard_if_available(ranked: list, path: Path) -> bool:
+    """A batch's leaderboard as a page (leaderboard.html beside leaderboard.csv): per exercise
+    and metric, the students' ratios best first, each linking to the student's report page.
+    Without Jinja2 no page, and no older one left behind."""
+    try:
+        jinja2 = _import("jinja2")
+    except Unavailable:
+        path.unlink(missing_ok=True)
+        return False
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    text = env.get_template("leaderboard.html.j2").render(
+        boards=[dict(exercise=e, metric=m, rows=rows, best=max(r for _, _, r in rows))
+                for e, m, rows in ranked])
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return True
+
+
 def _import(name: str):
     try:
         return __import__(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import time
 import pytest
 
 from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools
-from grader import batch, cli, model, tools
+from grader import batch, cli, html_report, model, tools
 from grader.errors import GraderError
 from grader.stages.common import GradeOptions
 from helpers import ROOT, TESTS, vector_add
@@ -120,6 +121,28 @@ def test_leaderboard_ranks_each_metric_best_first(roster, tmp_path):
                         ["bob", "vector_add", "bandwidth", "0.5500", "2"],
                         ["dave", "vector_add", "bandwidth", "0.5500", "2"],
                         ["eve", "vector_add", "bandwidth", "0.2000", "4"]]  # carol: no ratio
+
+    # The same ranking as a page beside it, each student linked to their report page.
+    page = (out / "leaderboard.html").read_text()
+    table = page[page.index("<h2>vector_add: bandwidth</h2>"):]
+    cells = re.findall(r'<td class="num">(\d+)</td><td><a href="reports/(\w+)\.html">\w+</a>'
+                       r'</td><td class="num">([\d.]+)</td>', table)
+    assert cells == [("1", "alice", "0.900"), ("2", "bob", "0.550"), ("2", "dave", "0.550"),
+                     ("4", "eve", "0.200")]
+    assert "carol" not in table and "<script" not in page and "http" not in page
+
+
+def test_leaderboard_page_without_jinja2_is_not_left_stale(roster, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    run_batch(roster, out, Grades({"alice": (100, 0.9)}))
+    assert (out / "leaderboard.html").is_file()
+
+    def unavailable(name):
+        raise html_report.Unavailable(html_report.MISSING)
+    monkeypatch.setattr(html_report, "_import", unavailable)
+    run_batch(roster, out, Grades({"alice": (100, 0.8)}), regrade=["alice"])
+    assert not (out / "leaderboard.html").exists()
+    assert "0.8000" in (out / "leaderboard.csv").read_text()
 
 
 def test_a_failing_student_is_recorded_and_the_batch_goes_on(roster, tmp_path):

@@ -215,6 +215,25 @@ def test_batch_writes_a_page_beside_each_report(tmp_path):
             out / "reports" / f"{sid}.html").read_text(encoding="utf-8")
     assert batch.read_roster(roster)  # the pages do not disturb the roster or gradebook
     assert (out / "gradebook.csv").read_text().count("\n") == 3
+    assert 'href="reports/alice.html"' in (out / "leaderboard.html").read_text()
+
+
+@needs_libraries
+def test_leaderboard_page_in_a_headless_browser(tmp_path):
+    _need(_chromium() is not None, "chromium not found (apt-get install chromium, as root; "
+          "scripts/setup.sh does it with CI=true)")
+    roster = tmp_path / "students"
+    for sid in ("alice", "bob", "carol"):
+        (roster / sid / "ch01_programming_model").mkdir(parents=True)
+        (roster / sid / "ch01_programming_model" / "vector_add.cu").write_text("//\n")
+    out = tmp_path / "out"
+    run_batch(roster, out, Grades({"alice": (100, 0.9), "bob": (60, 0.45), "carol": (0, None)}))
+    dom = _browser("--dump-dom", (out / "leaderboard.html").as_uri(),
+                   profile=tmp_path / "profile")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    text = _text(dom.stdout)
+    assert "vector_add: bandwidth" in text and "0.900" in text and "0.450" in text
+    assert text.index("alice") < text.index("bob") and "carol" not in text
 
 
 # ------------------------------------------------------------------ in a headless browser
