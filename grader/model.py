@@ -28,6 +28,8 @@ class ExerciseStatus(StrEnum):
     TIMED_OUT = "timed_out"
     EXITED_EARLY = "exited_early"
     SKIPPED = "skipped"                # not gradable here (no GPU, compute capability too low)
+    UNCHECKED = "unchecked"            # the tests passed but the sanitizer could not run:
+                                       # correctness points withheld, nothing benchmarked
 
 
 class StageStatus(StrEnum):

@@ -18,8 +18,11 @@ from grader.model import ExerciseResult, ExerciseStatus, StageResult, StageStatu
 _RUN_VERDICTS = {StageStatus.CRASHED: ExerciseStatus.CRASHED,
                  StageStatus.TIMED_OUT: ExerciseStatus.TIMED_OUT,
                  StageStatus.EXITED_EARLY: ExerciseStatus.EXITED_EARLY}
-# Stage outcomes that hold nothing against the code (a sanitizer in ERROR could not check it).
+# Stage outcomes that hold nothing against the code. A sanitizer in ERROR (not installed, the
+# device unsupported, a filter selecting no case) holds nothing against it either, but it did
+# not check it: correctness points are withheld and the exercise is not benchmarked.
 _NOT_FAILING = (StageStatus.PASSED, StageStatus.SKIPPED, StageStatus.ERROR)
+_CHECKED = (StageStatus.PASSED, StageStatus.SKIPPED)
 
 
 def performance_points(ratio: float | None, zero_at: float, full_at: float,
@@ -43,7 +46,7 @@ def correct(stages: list[StageResult]) -> bool:
     """Every case passed and no sanitizer found anything: the condition for benchmarking."""
     tests = _stage(stages, "tests")
     return (tests is not None and tests.status == StageStatus.PASSED
-            and all(s.status in _NOT_FAILING for s in stages if s.name == "sanitizer"))
+            and all(s.status in _CHECKED for s in stages if s.name == "sanitizer"))
 
 
 def score_tests(ex: Exercise, tests: StageResult, sanitizer: StageResult | None) -> None:
@@ -55,6 +58,11 @@ def score_tests(ex: Exercise, tests: StageResult, sanitizer: StageResult | None)
     if sanitizer is not None and sanitizer.status == StageStatus.FAILED:
         if tests.points > 0:
             tests.message += f"; {tests.points:g} points voided by the sanitizer's findings"
+        tests.points = 0.0
+    elif sanitizer is not None and sanitizer.status == StageStatus.ERROR:
+        if tests.points > 0:
+            tests.message += (f"; {tests.points:g} points withheld: the sanitizer could not "
+                              "check the code")
         tests.points = 0.0
 
 
@@ -166,8 +174,11 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         result.message = tests.message
     elif not correct(stages):
         result.status = ExerciseStatus.FAILED
-        failing = next(s for s in stages if s.name in ("tests", "sanitizer")
-                       and s.status not in _NOT_FAILING)
+        failing = next((s for s in stages if s.name in ("tests", "sanitizer")
+                        and s.status not in _NOT_FAILING), None)
+        if failing is None:  # every case passed, but the sanitizer could not check them
+            failing = _stage(stages, "sanitizer")
+            result.status = ExerciseStatus.UNCHECKED
         result.message = f"{failing.name}: {failing.message}"
     elif result.score + 1e-9 < result.max_score:
         result.status = ExerciseStatus.PARTIAL

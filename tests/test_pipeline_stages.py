@@ -13,7 +13,7 @@ import pytest
 from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
-from grader.model import ExerciseStatus, StageResult
+from grader.model import ExerciseStatus, StageResult, StageStatus
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
 from grader.stages.common import GradeOptions
 from helpers import vector_add
@@ -127,7 +127,7 @@ def test_sanitizer_time_out(grader_for, sanitizer):
 
 def test_sanitizer_not_installed(grader_for, fake_tools):
     stage = sanitize(grader_for, CASES)
-    assert stage.status == "skipped"
+    assert stage.status == "error"  # not "skipped": scoring withholds the points (below)
     assert "compute-sanitizer not found" in stage.message
 
 
@@ -462,6 +462,30 @@ def test_grade_min_cc(grade):
     r = grade(CASES, ex=vector_add(min_cc=9.5))
     assert r.status == ExerciseStatus.SKIPPED
     assert "needs compute capability 9.5" in r.message
+
+
+def test_missing_sanitizer_withholds_the_correctness_points(grade, fake_tools):
+    """A grade with no compute-sanitizer installed must not award correctness points as if the
+    memory checks had run: the exercise is unchecked, not passed, and not benchmarked."""
+    del fake_tools["compute-sanitizer"]
+    r = grade(CASES)
+    sanitizer = r.stage("sanitizer")
+    assert sanitizer.status == StageStatus.ERROR
+    assert sanitizer.message.startswith("compute-sanitizer not found")
+    assert r.stage("tests").points == 0
+    assert "60 points withheld: the sanitizer could not check the code" in \
+        r.stage("tests").message
+    assert r.status == ExerciseStatus.UNCHECKED and r.score == 0
+    assert r.message.startswith("sanitizer: compute-sanitizer not found")
+    assert r.stage("benchmark").points == 0
+
+
+def test_unsupported_device_withholds_the_correctness_points(grade, tmp_path):
+    fake_sanitizer(tmp_path / "bin" / "compute-sanitizer", tmp_path / "san.log",
+                   unsupported=True)
+    r = grade(CASES)
+    assert r.stage("sanitizer").status == StageStatus.ERROR
+    assert r.status == ExerciseStatus.UNCHECKED and r.score == 0
 
 
 def test_grade_without_sanitizer_and_benchmark(grade):

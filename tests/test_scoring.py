@@ -123,12 +123,23 @@ def test_verdict_failing_cases_share_the_points():
     assert r.score == 45
 
 
-@pytest.mark.parametrize("status", [StageStatus.SKIPPED, StageStatus.ERROR])
-def test_verdict_sanitizer_that_checked_nothing_does_not_fail(status):
-    stages = [built(), ran_tests(), sanitized(status, "could not run"), benchmarked()]
+def test_verdict_sanitizer_skipped_with_the_tests_does_not_fail():
+    stages = [built(), ran_tests(), sanitized(StageStatus.SKIPPED, "no GPU"), benchmarked()]
     assert scoring.correct(stages)
     r = scoring.grade(EX, stages)
     assert r.status is ExerciseStatus.PASSED and r.score == 100
+
+
+def test_verdict_sanitizer_in_error_withholds_rather_than_fails():
+    # It found nothing against the code, but it did not check it either: no correctness
+    # points, no benchmark, and a status that says which.
+    stages = [built(), ran_tests(), sanitized(StageStatus.ERROR, "could not run")]
+    assert not scoring.correct(stages)
+    r = scoring.grade(EX, stages)
+    assert r.status is ExerciseStatus.UNCHECKED and r.score == 0
+    assert r.message == "sanitizer: could not run"
+    assert r.stage("tests").message.endswith("60 points withheld: the sanitizer could not "
+                                             "check the code")
 
 
 def test_verdict_partial_performance():

@@ -24,8 +24,10 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     sanitizer = tools.find("compute-sanitizer")
     stage = StageResult("sanitizer", StageStatus.PASSED)
     if sanitizer is None:
-        stage.status = StageStatus.SKIPPED
-        stage.message = "compute-sanitizer not found; memory checks were not run"
+        # Not a skip: unchecked code must not earn correctness points silently.
+        stage.status = StageStatus.ERROR
+        stage.message = ("compute-sanitizer not found, so the memory checks could not run "
+                         "(it comes with the CUDA toolkit; --no-sanitizer skips them knowingly)")
         return stage
     messages = []
     for tool in ex.sanitizer_tools:
