@@ -39,11 +39,7 @@ class Unavailable(Exception):
 
 def write(report: Report, path: Path) -> None:
     """Writes the page; Unavailable without the libraries, OSError when it cannot be written."""
-    text = page(report)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    _write_whole(path, page(report))
 
 
 def write_if_available(report: Report, path: Path) -> bool:
@@ -58,11 +54,8 @@ def write_if_available(report: Report, path: Path) -> bool:
 
 
 def page(report: Report) -> str:
-    jinja2 = _import("jinja2")
+    env = _environment()
     plots = _Plots()
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
     svg = _import("markupsafe").Markup  # plots are our own SVG, not text to escape
     exercises = [_exercise_view(ex, plots, svg) for ex in report.exercises]
     reference = _reference()
@@ -78,20 +71,30 @@ def write_leaderboard_if_available(ranked: list, path: Path) -> bool:
     and metric, the students' ratios best first, each linking to the student's report page.
     Without Jinja2 no page, and no older one left behind."""
     try:
-        jinja2 = _import("jinja2")
+        env = _environment()
     except Unavailable:
         path.unlink(missing_ok=True)
         return False
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    text = env.get_template("leaderboard.html.j2").render(
+    _write_whole(path, env.get_template("leaderboard.html.j2").render(
         boards=[dict(exercise=e, metric=m, rows=rows, best=max(r for _, _, r in rows))
-                for e, m, rows in ranked])
+                for e, m, rows in ranked]))
+    return True
+
+
+def _environment():
+    """The templates' Jinja2 environment; Unavailable without Jinja2."""
+    jinja2 = _import("jinja2")
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Written beside and renamed: a reader never sees half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
-    return True
 
 
 def _import(name: str):

@@ -33,13 +33,12 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     for tool in ex.sanitizer_tools:
         # Failed API calls are the tests' business (some exercises fail them on
         # purpose); the sanitizer is here for memory errors, races and barriers.
-        wrapper = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT),
-                   "--print-limit", "20", "--report-api-errors", "no"]
         # Leaks are found when the context is destroyed: the test main resets the device
         # after the last case when COURSE_LEAK_CHECK is set.
         leaks = tool == "memcheck" and ex.sanitizer_leak_check
-        if leaks:
-            wrapper[3:3] = ["--leak-check", "full"]
+        wrapper = [sanitizer, "--tool", tool, *(["--leak-check", "full"] if leaks else []),
+                   "--error-exitcode", str(SANITIZER_EXIT),
+                   "--print-limit", "20", "--report-api-errors", "no"]
         sub = tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
                         gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
                         timeout_s=ex.sanitizer_timeout_s,
