@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -127,6 +128,22 @@ class GuardedInput {
   std::vector<T> host_;
   DeviceBuffer<T> device_;
 };
+
+// A device buffer keeps_to_stream() watches: what a launcher writes.
+struct Watched {
+  const void* data;
+  std::size_t bytes;
+  std::string name;
+};
+
+// Runs launch(stream) on a fresh non-blocking stream held shut by a course::StreamGate, and
+// succeeds only when every watched buffer stayed as it was until the gate opened. A buffer
+// that changed was written by work outside the given stream (the default stream, a stream of
+// the launcher's own, a synchronous copy, the host); a launch that did not return until the
+// gate gave up waited for the whole device. Either way the message says so. Afterwards only
+// that stream has been synchronised, so the watched buffers hold the launcher's results.
+::testing::AssertionResult keeps_to_stream(const std::function<void(cudaStream_t)>& launch,
+                                           const std::vector<Watched>& watched);
 
 // Sizes that catch indexing bugs (after CUB's tests): 1, below, at and above a warp and a
 // block, primes, and a value over a million that is not a multiple of anything convenient.

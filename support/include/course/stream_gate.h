@@ -1,0 +1,49 @@
+// Telling whether code kept its work on the stream it was given.
+//
+// A StreamGate holds a stream shut: a one-thread kernel on it spins until open() is called, so
+// nothing enqueued behind it can start. Whatever the code under test put anywhere else (the
+// legacy default stream, the per-thread default stream, a stream of its own, a synchronous
+// copy, the host) runs meanwhile; drain_other_streams() waits for the default streams, and a
+// buffer that changed before the gate opened was written by work outside the stream. The gate
+// gives up after its timeout, so code that waits for the whole device (cudaDeviceSynchronize,
+// a synchronous cudaStreamSynchronize of the held stream) is reported, not hung on.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace course {
+
+class StreamGate {
+ public:
+  explicit StreamGate(cudaStream_t stream, double timeout_s = 2.0);
+  ~StreamGate();  // opens the gate if it is still shut
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+
+  // Lets the held stream run; returns at once (the gate kernel ends soon after).
+  void open();
+  // True when the gate kernel stopped waiting on its own, before open(): something blocked
+  // on the held stream for the whole timeout. Waits for the gate kernel to end.
+  bool gave_up();
+
+ private:
+  cudaStream_t stream_;
+  int* host_flags_ = nullptr;    // [0]: open, set by the host; [1]: gave up, set by the kernel
+  int* device_flags_ = nullptr;  // the same pinned memory, as the device sees it
+  cudaEvent_t done_ = nullptr;   // recorded right behind the gate kernel
+  bool opened_ = false;
+};
+
+// Waits until everything enqueued so far on the legacy default stream, and on every stream that
+// synchronises with it (blocking streams, the per-thread default stream), has finished; false
+// when that takes longer than timeout_s.
+bool drain_other_streams(double timeout_s = 2.0);
+
+// A host copy of `bytes` bytes of device memory, made on a private non-blocking stream, so the
+// copy waits for no other stream.
+std::vector<unsigned char> snapshot(const void* device, std::size_t bytes);
+
+}  // namespace course

@@ -1,0 +1,93 @@
+#include "course/stream_gate.h"
+
+#include <chrono>
+#include <thread>
+
+#include "course/check.h"
+
+namespace course {
+
+namespace {
+
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Spins until the host sets flags[0] or timeout_ns pass; then records in flags[1] which it was.
+__global__ void gate_kernel(volatile int* flags, unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  while (flags[0] == 0) {
+    if (global_ns() - start > timeout_ns) {
+      flags[1] = 1;
+      break;
+    }
+    __nanosleep(2000);
+  }
+  __threadfence_system();
+}
+
+}  // namespace
+
+StreamGate::StreamGate(cudaStream_t stream, double timeout_s) : stream_(stream) {
+  CUDA_CHECK(cudaHostAlloc(&host_flags_, 2 * sizeof(int), cudaHostAllocMapped));
+  host_flags_[0] = 0;
+  host_flags_[1] = 0;
+  CUDA_CHECK(cudaHostGetDevicePointer(&device_flags_, host_flags_, 0));
+  CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  gate_kernel<<<1, 1, 0, stream_>>>(device_flags_,
+                                    static_cast<unsigned long long>(timeout_s * 1e9));
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaEventRecord(done_, stream_));
+}
+
+StreamGate::~StreamGate() {
+  if (!opened_) open();
+  if (done_ != nullptr) {
+    cudaEventSynchronize(done_);
+    cudaEventDestroy(done_);
+  }
+  if (host_flags_ != nullptr) cudaFreeHost(host_flags_);
+}
+
+void StreamGate::open() {
+  opened_ = true;
+  reinterpret_cast<volatile int*>(host_flags_)[0] = 1;
+}
+
+bool StreamGate::gave_up() {
+  if (!opened_) open();
+  CUDA_CHECK(cudaEventSynchronize(done_));
+  return reinterpret_cast<volatile int*>(host_flags_)[1] != 0;
+}
+
+bool drain_other_streams(double timeout_s) {
+  cudaEvent_t marker = nullptr;
+  CUDA_CHECK(cudaEventCreateWithFlags(&marker, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventRecord(marker, cudaStreamLegacy));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  cudaError_t status;
+  while ((status = cudaEventQuery(marker)) == cudaErrorNotReady &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  cudaEventDestroy(marker);
+  if (status != cudaSuccess && status != cudaErrorNotReady) CUDA_CHECK(status);
+  return status == cudaSuccess;
+}
+
+std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  if (bytes == 0) return host;
+  cudaStream_t side = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  const cudaError_t copied =
+      cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDeviceToHost, side);
+  const cudaError_t synced = cudaStreamSynchronize(side);
+  cudaStreamDestroy(side);
+  CUDA_CHECK(copied);
+  CUDA_CHECK(synced);
+  return host;
+}
+
+}  // namespace course
