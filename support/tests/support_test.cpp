@@ -199,6 +199,28 @@ TEST(CompareClose, NanAndInfAreMismatches) {
   EXPECT_TRUE(course::compare_close(std::vector<float>{inf}, std::vector<float>{inf}, loose).ok);
 }
 
+TEST(CompareNan, NanMatchesOnlyNanAndPoisonOnlyPoison) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float poison = course::testing::poison_values<float>(1)[0];
+  course::Tolerance loose{1.0, 1.0};
+  // A finite value where the reference is NaN, and the other way round.
+  EXPECT_FALSE(course::compare_exact(std::vector<float>{nan}, std::vector<float>{1.f}).ok);
+  EXPECT_FALSE(course::compare_exact(std::vector<float>{1.f}, std::vector<float>{nan}).ok);
+  EXPECT_FALSE(course::compare_close(std::vector<float>{nan}, std::vector<float>{1.f}, loose).ok);
+  // A computed NaN matches a NaN result...
+  EXPECT_TRUE(course::compare_exact(std::vector<float>{nan}, std::vector<float>{-nan}).ok);
+  EXPECT_TRUE(course::compare_close(std::vector<float>{nan}, std::vector<float>{nan}, loose).ok);
+  // ...but not an element never written, which holds the poison (also a NaN).
+  const auto unwritten = course::compare_exact(std::vector<float>{nan}, std::vector<float>{poison});
+  EXPECT_FALSE(unwritten.ok);
+  EXPECT_NE(unwritten.summary().find("never written"), std::string::npos) << unwritten.summary();
+  EXPECT_FALSE(course::compare_close(std::vector<float>{nan}, std::vector<float>{poison}, loose).ok);
+  // An output a launcher must leave untouched is compared with the poison itself.
+  EXPECT_TRUE(course::compare_exact(std::vector<float>{poison}, std::vector<float>{poison}).ok);
+  EXPECT_FALSE(course::compare_exact(std::vector<double>{-std::numeric_limits<double>::infinity()},
+                                     std::vector<double>{std::numeric_limits<double>::infinity()}).ok);
+}
+
 TEST(Poison, AllOnesBytesArePoison) {
   float f;
   std::memset(&f, course::kPoisonByte, sizeof f);

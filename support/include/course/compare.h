@@ -42,8 +42,10 @@ template <class T>
 Comparison compare_exact(const T* expected, const T* actual, std::size_t n,
                          const CompareOptions& options = {});
 
-// |actual - expected| <= abs + rel * |expected|; NaN or Inf where the reference has a finite
-// value (or the other way round) is always a mismatch.
+// |actual - expected| <= abs + rel * |expected|. NaN or Inf where the reference has a finite
+// value, a finite value where it has NaN or Inf, and an Inf of the other sign are mismatches.
+// NaN matches NaN, except that an element still holding the poison pattern matches only an
+// expected poison (compare_exact follows the same NaN rule; otherwise it is bit-for-bit ==).
 template <class T>
 Comparison compare_close(const T* expected, const T* actual, std::size_t n, Tolerance tolerance,
                          const CompareOptions& options = {});
