@@ -1,15 +1,16 @@
-"""Reading GoogleTest results: the case list, the JSON report, and the course's event stream.
+"""Reading GoogleTest results: the case list, and the course's result stream.
 
-GoogleTest writes its JSON report only when the whole run ends, so a crash, a hang or an early
-exit() leaves none. The test main (support/src/gpu_test_main.cpp) also streams one JSON line
-per case start and end to COURSE_EVENTS; from it the grader recovers the finished cases and
-names the one that was running when the process died.
+The test main (support/src/gpu_test_main.cpp) streams one JSON line per case start and end to
+COURSE_EVENTS, and a "finished" line after the last case; every line carries the run's nonce
+(support/include/course/results.h), which only the course's harness knows. Those lines are the
+only results the grader reads: GoogleTest's own report, the program's output and lines without
+the nonce are never taken as results, so a submission cannot write its own. From the stream
+the grader also recovers the finished cases and the one that was running when the process died.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,8 @@ class CaseOutcome:
 class RunOutcome:
     cases: dict[str, CaseOutcome] = field(default_factory=dict)
     running: str | None = None      # started but never finished
-    complete_report: bool = False   # GoogleTest's own JSON report was written
+    finished: bool = False          # the harness's "finished" line: every case ran
+    forged: int = 0                 # result lines without this run's nonce, ignored
 
 
 def parse_list(output: str) -> list[str]:
@@ -46,36 +48,9 @@ def parse_list(output: str) -> list[str]:
     return names
 
 
-def _seconds(text) -> float:
-    if isinstance(text, (int, float)):
-        return float(text)
-    match = re.match(r"([\d.]+)s?$", str(text).strip())
-    return float(match.group(1)) if match else 0.0
-
-
-def parse_report(path: Path) -> dict[str, CaseOutcome]:
-    """GoogleTest's --gtest_output=json report. Raises ValueError if it is not one."""
-    data = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
-    if not isinstance(data, dict) or "testsuites" not in data:
-        raise ValueError("no 'testsuites' in the report")
-    cases: dict[str, CaseOutcome] = {}
-    for suite in data["testsuites"]:
-        for case in suite.get("testsuite", []):
-            name = f"{suite['name']}.{case['name']}"
-            failures = [f.get("failure", "") for f in case.get("failures", [])]
-            if case.get("status") == "NOTRUN" or case.get("result") == "SUPPRESSED":
-                continue  # filtered out or disabled: not part of this run
-            if case.get("result") == "SKIPPED":
-                status = CaseStatus.SKIPPED
-            else:
-                status = CaseStatus.FAILED if failures else CaseStatus.PASSED
-            cases[name] = CaseOutcome(name, status, "\n".join(failures),
-                                      _seconds(case.get("time", 0)) * 1000.0)
-    return cases
-
-
-def parse_events(path: Path) -> RunOutcome:
-    """The COURSE_EVENTS stream; tolerates a torn last line from a killed process."""
+def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:
+    """The COURSE_EVENTS stream; tolerates a torn last line from a killed process. With a
+    nonce, a line that does not carry it is counted as forged and otherwise ignored."""
     outcome = RunOutcome()
     try:
         lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
@@ -86,16 +61,30 @@ def parse_events(path: Path) -> RunOutcome:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        name = event.get("case", "")
+        if not isinstance(event, dict):
+            continue
+        if nonce is not None and event.get("nonce") != nonce:
+            outcome.forged += 1
+            continue
+        name = str(event.get("case", ""))
         if event.get("event") == "start":
             outcome.running = name
         elif event.get("event") == "end":
-            outcome.cases[name] = CaseOutcome(name, _event_status(event),
-                                              "\n".join(event.get("failures", [])),
-                                              float(event.get("ms", 0)))
+            failures = event.get("failures", [])
+            outcome.cases[name] = CaseOutcome(
+                name, _event_status(event),
+                "\n".join(map(str, failures)) if isinstance(failures, list) else "",
+                _number(event.get("ms", 0)))
             if outcome.running == name:
                 outcome.running = None
+        elif event.get("event") == "finished":
+            outcome.finished = outcome.running is None
     return outcome
+
+
+def _number(value) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else 0.0
 
 
 def _event_status(event: dict) -> CaseStatus:
@@ -104,15 +93,3 @@ def _event_status(event: dict) -> CaseStatus:
         return CaseStatus(event.get("status", CaseStatus.FAILED))
     except ValueError:
         return CaseStatus.FAILED
-
-
-def collect(report: Path, events: Path) -> RunOutcome:
-    """Prefer GoogleTest's report; fall back to the event stream when there is none."""
-    streamed = parse_events(events)
-    if Path(report).is_file():
-        try:
-            cases = parse_report(report)
-            return RunOutcome(cases=cases, running=None, complete_report=True)
-        except (ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError):
-            pass
-    return streamed

@@ -13,15 +13,20 @@ from pathlib import Path
 from grader import proc
 from grader.manifest import Exercise, Performance
 from grader.model import Metric, StageResult, StageStatus
-from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
-                                  program_env)
+from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip,
+                                  exercise_work_dir, issue_nonce, program_env)
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
-    out = exercise_work_dir(options, ex) / "benchmark.json"
+    work = exercise_work_dir(options, ex)
+    out = work / "benchmark.json"
     out.unlink(missing_ok=True)
+    nonce_file = work / "benchmark.nonce"
+    nonce = issue_nonce(nonce_file)
     result = proc.run([str(binary), "--json", str(out)], ex.benchmark_timeout_s,
-                      env=program_env(options), output_limit=options.output_limit)
+                      env=program_env(options, **{NONCE_ENV: str(nonce_file)}),
+                      output_limit=options.output_limit)
+    nonce_file.unlink(missing_ok=True)
     stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=clip(result.output, 4096))
     data = _read_json(out)
@@ -32,6 +37,13 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     if not isinstance(data, dict) or data.get("completed") is not True:
         stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.CRASHED
         stage.message = f"the benchmark {result.describe_exit()} without finishing its report"
+        stage.metrics = [metric(perf, {}, stage.message) for perf in ex.performance]
+        return stage
+    if data.get("nonce") != nonce:
+        # Only code in the benchmark's process could have written it: the student's.
+        stage.status = StageStatus.FAILED
+        stage.message = ("the benchmark's results were not written by the course's harness "
+                         "(no valid run nonce): they were forged, and count for nothing")
         stage.metrics = [metric(perf, {}, stage.message) for perf in ex.performance]
         return stage
     measurements = {m.get("name"): m for m in data.get("measurements", [])

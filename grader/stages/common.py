@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,3 +74,19 @@ def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
         return text
     half = limit // 2
     return text[:half] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-half:]
+
+
+NONCE_ENV = "COURSE_NONCE_FILE"
+
+
+def issue_nonce(path: Path) -> str:
+    """A fresh nonce for one run of a program, in a file only its owner can read: the course
+    harness reads and deletes it before student code runs (support/src/results.cpp) and marks
+    every result with it, so results the student's code forges are recognised."""
+    nonce = secrets.token_hex(16)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(nonce + "\n")
+    return nonce
+

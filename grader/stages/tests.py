@@ -14,8 +14,8 @@ from pathlib import Path
 from grader import gtest, proc
 from grader.manifest import Exercise
 from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
-from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
-                                  program_env)
+from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip,
+                                  exercise_work_dir, issue_nonce, program_env)
 
 LIST_TIMEOUT_S = 60
 
@@ -35,26 +35,29 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         timeout_s: float | None = None, extra_env: dict | None = None) -> StageResult:
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run."""
     work = exercise_work_dir(options, ex)
-    report = work / f"{stage_name}.json"
     events = work / f"{stage_name}.events"
     premature = work / f"{stage_name}.premature"
-    for f in (report, events, premature):
+    nonce_file = work / f"{stage_name}.nonce"
+    for f in (events, premature):
         f.unlink(missing_ok=True)
 
     expected = list_cases(options, binary, gtest_filter)
-    command = (wrapper or []) + [str(binary), f"--gtest_output=json:{report}",
-                                 *_filter_args(gtest_filter)]
+    nonce = issue_nonce(nonce_file)
+    command = (wrapper or []) + [str(binary), *_filter_args(gtest_filter)]
     result = proc.run(command, timeout_s or ex.test_timeout_s,
                       env=program_env(options, COURSE_EVENTS=str(events),
                                       TEST_PREMATURE_EXIT_FILE=str(premature),
-                                      **(extra_env or {})),
+                                      **{NONCE_ENV: str(nonce_file)}, **(extra_env or {})),
                       output_limit=options.output_limit)
-    outcome = gtest.collect(report, events)
+    nonce_file.unlink(missing_ok=True)
+    outcome = gtest.parse_events(events, nonce)
     stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=result.output if result.returncode != 0 else "")
     stage.details["exit"] = result.describe_exit()
     if result.truncated:
         stage.details["output_bytes"] = result.output_bytes
+    if outcome.forged:
+        stage.details["forged_lines"] = outcome.forged
 
     if result.returncode == NO_GPU_EXIT and not outcome.cases:
         stage.status = StageStatus.SKIPPED
@@ -63,6 +66,11 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
 
     _classify_run(stage, result, outcome, premature.exists())
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
+    if outcome.forged:
+        # A forged run earns nothing, not even for the cases the harness did report.
+        for case in stage.cases:
+            case.status = CaseStatus.FAILED
+            case.message = stage.message
     _classify_cases(stage)
     return stage
 
@@ -71,8 +79,14 @@ def _classify_run(stage: StageResult, result: proc.ProcResult, outcome: gtest.Ru
                   premature_exit: bool) -> None:
     """How the process ended, when that alone makes the run fail."""
     where = f" while running {outcome.running}" if outcome.running else ""
-    died = not outcome.complete_report
-    if result.timed_out:
+    died = not outcome.finished
+    if outcome.forged:
+        # Only code in the test process could have written them: the student's.
+        stage.status = StageStatus.FAILED
+        stage.message = (f"{outcome.forged} result line{'s' if outcome.forged != 1 else ''} "
+                         "not written by the course's harness (no valid run nonce): results "
+                         "were forged, and the run counts for nothing")
+    elif result.timed_out:
         stage.status = StageStatus.TIMED_OUT
         stage.message = (f"timed out after {result.duration_s:.0f} s{where} "
                          "(a kernel that never finishes, or a deadlock at a barrier?)")
@@ -88,7 +102,7 @@ def _classify_run(stage: StageResult, result: proc.ProcResult, outcome: gtest.Ru
         stage.message = f"ended with {result.describe_exit()}{where} and wrote no results"
     elif died:
         stage.status = StageStatus.CRASHED
-        stage.message = f"ended with {result.describe_exit()}{where} without a test report"
+        stage.message = f"ended with {result.describe_exit()}{where} before its last case"
 
 
 def _cases(names: list[str], outcome: gtest.RunOutcome, result: proc.ProcResult,

@@ -1,5 +1,6 @@
 // main() of every exercise's benchmark binary: the exercise defines course::run_benchmark.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -7,6 +8,9 @@
 #include "course/bench.h"
 
 int main(int argc, char** argv) {
+  // Modules load when the program starts, not at a kernel's first launch: a lazy load can wait
+  // for the whole device, and so for a stream held shut by a course::StreamGate.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   const char* slash = std::strrchr(argv[0], '/');
   const std::string title = slash != nullptr ? slash + 1 : argv[0];
   try {

@@ -4,9 +4,11 @@
 // * COURSE_LEAK_CHECK=1 (set by the grader's sanitizer stage for exercises with leak_check):
 //   reset the device after the last case, so that compute-sanitizer's leak check, which runs
 //   when a context is destroyed, reports every allocation the student's code never freed.
-// * COURSE_EVENTS=path: a line of JSON per case start and end, flushed at once, so the grader
-//   can name the case that was running when a student's kernel crashed or hung, even though
-//   GoogleTest's own JSON report is only written at the very end.
+// * COURSE_EVENTS=path: a line of JSON per case start and end, flushed at once, and a last
+//   "finished" line once every case has run. These lines are the grader's only source of
+//   results: each carries the run's nonce (course/results.h), so lines the student's code
+//   prints or writes cannot pass for them, and a process that dies mid-run leaves the name of
+//   the case that was running.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 
 #include "course/json.h"
 #include "course/random.h"
+#include "course/results.h"
 
 namespace {
 
@@ -28,7 +31,11 @@ class EventStream : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     failures_.clear();
     course::JsonWriter line;
-    line.begin_object().field("event", "start").field("case", full_name(info)).end_object();
+    line.begin_object()
+        .field("event", "start")
+        .field("case", full_name(info))
+        .field("nonce", course::results_nonce())
+        .end_object();
     write(line);
   }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
@@ -45,10 +52,21 @@ class EventStream : public ::testing::EmptyTestEventListener {
         .field("event", "end")
         .field("case", full_name(info))
         .field("status", status)
-        .field("ms", static_cast<long long>(result->elapsed_time()));
+        .field("ms", static_cast<long long>(result->elapsed_time()))
+        .field("nonce", course::results_nonce());
     line.key("failures").begin_array();
     for (const auto& failure : failures_) line.value(failure);
     line.end_array().end_object();
+    write(line);
+  }
+  void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    course::JsonWriter line;
+    line.begin_object()
+        .field("event", "finished")
+        .field("passed", unit.successful_test_count())
+        .field("failed", unit.failed_test_count())
+        .field("nonce", course::results_nonce())
+        .end_object();
     write(line);
   }
 
@@ -68,6 +86,9 @@ class EventStream : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Modules load when the program starts, not at a kernel's first launch: a lazy load can wait
+  // for the whole device, and so for a stream held shut by a course::StreamGate.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   ::testing::InitGoogleTest(&argc, argv);
   if (::testing::GTEST_FLAG(list_tests)) return RUN_ALL_TESTS();
 
