@@ -73,6 +73,7 @@ class Exercise:
     libraries: tuple[str, ...] = ()
     rdc: bool = False
     shared: str = ""
+    course_calls: tuple[str, ...] = ()   # course functions the student's code may call
     min_cc: float = 7.0
     correctness_points: float = 0.0
     test_timeout_s: float = 60.0
@@ -172,7 +173,7 @@ def load_manifest(path: Path) -> Exercise:
                   "technique"})
     ex = _Table(path, "exercise", data.get("exercise"),
                 {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc",
-                 "shared"})
+                 "shared", "course_calls"})
     name = ex.text("name", required=True)
     chapter = ex.text("chapter", required=True)
     if not NAME_PATTERN.match(name):
@@ -243,6 +244,7 @@ def load_manifest(path: Path) -> Exercise:
         libraries=ex.strings("libraries", allowed=LIBRARIES),
         rdc=ex.flag("rdc"),
         shared=shared,
+        course_calls=_course_calls(path, ex.strings("course_calls")),
         min_cc=ex.number("min_cc", default=7.0, minimum=7.0),
         correctness_points=correctness.number("points", required=True, positive=True),
         test_timeout_s=correctness.number("timeout_s", default=60.0, positive=True),
@@ -254,6 +256,14 @@ def load_manifest(path: Path) -> Exercise:
         performance=tuple(performance),
         technique=_techniques(path, data.get("technique", []), bool(performance)),
     )
+
+
+def _course_calls(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", name):
+            raise ManifestError(path, "exercise.course_calls",
+                                f"{name!r}: a function name (namespace::name), no parameters")
+    return names
 
 
 def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Technique, ...]:

@@ -30,6 +30,8 @@ class ExerciseStatus(StrEnum):
     SKIPPED = "skipped"                # not gradable here (no GPU, compute capability too low)
     UNCHECKED = "unchecked"            # the tests passed but the sanitizer could not run:
                                        # correctness points withheld, nothing benchmarked
+    REJECTED = "rejected"              # the compiled code calls what it must not (course
+                                       # baselines, files, processes): nothing run, no points
 
 
 class StageStatus(StrEnum):

@@ -1,7 +1,7 @@
 """The grading pipeline: configure and build everything once, then for each exercise the
-not-submitted check, build, technique (which reads the compiled code, so it runs with
---build-only and without a GPU), tests, sanitizer and benchmark (grader/stages/), and the scorer
-(grader/scoring.py) last.
+not-submitted check, build, integrity and technique (which read the compiled code, so they run
+with --build-only and without a GPU; code that calls what it must not is rejected before it
+runs), tests, sanitizer and benchmark (grader/stages/), and the scorer (grader/scoring.py) last.
 
 Every stage runs its program through grader.proc.run, in its own process group with a time
 limit and bounded output, so one exercise's compile error, crash, hang, early exit or flood of
@@ -19,7 +19,7 @@ from typing import Callable
 from grader import __version__, hidden, model, scoring
 from grader.manifest import Exercise
 from grader.model import StageStatus
-from grader.stages import benchmark, build, sanitizer, technique, tests
+from grader.stages import benchmark, build, integrity, sanitizer, technique, tests
 from grader.stages.common import GradeOptions
 
 
@@ -79,6 +79,10 @@ class Grader:
         if built.status != StageStatus.PASSED:
             return scoring.grade(ex, [built])
         stages = [built]
+        checked = integrity.run(self.options, ex)
+        stages.append(checked)
+        if checked.status != StageStatus.PASSED:
+            return scoring.not_trusted(ex, stages)
         if ex.technique:
             stages.append(technique.run(self.options, ex))
         why_not = self._why_not_run(ex)

@@ -137,6 +137,15 @@ def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseRes
                    f"not submitted: {', '.join(missing)} not found in {folder}")
 
 
+def not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+    """The integrity stage found forbidden calls (rejected), or could not look (unchecked):
+    either way the code is not run and earns nothing."""
+    integrity = _stage(stages, "integrity")
+    status = ExerciseStatus.REJECTED if integrity.status == StageStatus.FAILED \
+        else ExerciseStatus.UNCHECKED
+    return _result(ex, stages, status, f"integrity: {integrity.message}")
+
+
 def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
     """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code, but
     the technique rules, which need no GPU, are reported (without points)."""

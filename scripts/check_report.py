@@ -1,6 +1,6 @@
 """Checks on a grader JSON report, for scripts; exit 1 naming each exercise that fails one.
 
-  --all-compiled    every exercise was submitted and compiled
+  --all-compiled    every exercise was submitted, compiled, and passed the integrity check
   --full-marks      every exercise earned all its points (reference solutions)
   --no-correctness  no exercise earned correctness points (skeletons: no test may pass on them)
   --techniques      every technique rule was checked and met (reference solutions, even
@@ -38,6 +38,12 @@ if args.all_compiled or not (args.full_marks or args.no_correctness or args.tech
                 bad.append(f"{ex.key}: {ex.status} {ex.message}")
                 if build and build.output:
                     bad.append(build.output)
+            integrity = ex.stage("integrity")
+            if build is not None and build.status == StageStatus.PASSED and (
+                    integrity is None or integrity.status != StageStatus.PASSED):
+                bad.append(f"{ex.key}: integrity "
+                           f"{integrity.status if integrity else 'missing'}: "
+                           f"{integrity.message if integrity else ''}")
 if args.full_marks:
     passed.append("all full marks")
     for ex in report.exercises:

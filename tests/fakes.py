@@ -4,10 +4,11 @@ Each fake is a small Python script with a shebang, made executable in a temporar
 reading its behaviour from a JSON file beside it (<script>.json):
 
 * fake_gtest: imitates a GoogleTest binary built with support/src/gpu_test_main.cpp:
-  --gtest_list_tests, --gtest_filter, --gtest_output=json:PATH, one JSON line per case start
-  and end on $COURSE_EVENTS, GoogleTest's premature-exit file $TEST_PREMATURE_EXIT_FILE, exit 77
-  without a GPU, and misbehaviour on demand per case ("action") or for the whole run.
-* fake_bench: imitates a course benchmark binary (--json PATH, "completed": true at the end).
+  --gtest_list_tests, --gtest_filter, the run nonce taken from $COURSE_NONCE_FILE, one JSON
+  line per case start and end and a last "finished" line on $COURSE_EVENTS, all carrying the
+  nonce, GoogleTest's premature-exit file $TEST_PREMATURE_EXIT_FILE, exit 77 without a GPU,
+  and misbehaviour on demand per case ("action") or for the whole run.
+* fake_bench: imitates a course benchmark binary (--json PATH, the nonce and "completed": true).
 * fake_sanitizer: imitates compute-sanitizer (--tool, --error-exitcode, ERROR SUMMARY lines).
 * fake_tool: a meson/ninja stand-in that prints a text and exits with a status.
 """
@@ -34,14 +35,18 @@ if log:
     with open(log, "a") as f:
         f.write(json.dumps(sys.argv[1:]) + "\n")
 
-listing, flt, out = False, None, None
+listing, flt = False, None
 for a in sys.argv[1:]:
     if a == "--gtest_list_tests":
         listing = True
     elif a.startswith("--gtest_filter="):
         flt = a.split("=", 1)[1]
-    elif a.startswith("--gtest_output=json:"):
-        out = a[len("--gtest_output=json:"):]
+
+nonce = ""
+if os.environ.get("COURSE_NONCE_FILE"):  # like support/src/results.cpp: read, then delete
+    with open(os.environ["COURSE_NONCE_FILE"]) as f:
+        nonce = f.read().strip()
+    os.remove(os.environ["COURSE_NONCE_FILE"])
 
 
 def matches(name):
@@ -77,10 +82,16 @@ if premature:
 events = open(os.environ["COURSE_EVENTS"], "w") if os.environ.get("COURSE_EVENTS") else None
 
 
-def emit(obj):
+def emit(obj, signed=True):
     if events:
-        events.write(json.dumps(obj) + "\n")
+        events.write(json.dumps(dict(obj, nonce=nonce) if signed else obj) + "\n")
         events.flush()
+
+
+# A submission forging results: lines on stdout and, without the nonce, on the stream.
+for line in cfg.get("forge", []):
+    print(json.dumps(line))
+    emit(line, signed=False)
 
 
 def flood(total):
@@ -94,8 +105,11 @@ def flood(total):
 
 
 done = []
+dropped = cases[len(cases) - cfg.get("drop", 0):] if cfg.get("drop") else []
 for c in cases:
     name = c["name"]
+    if c in dropped:  # results missing from the stream
+        continue
     emit({"event": "start", "case": name})
     print("[ RUN      ] " + name)
     action = c.get("action_under_sanitizer") if under_sanitizer else c.get("action")
@@ -131,30 +145,8 @@ for c in cases:
     emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures})
     done.append((name, status, failures))
 
-report = cfg.get("report", "ok")
-if out and report != "missing":
-    if report == "malformed":
-        text = cfg.get("report_text", '{"testsuites": [ {"name": "Vec')
-    else:
-        kept = done[:len(done) - cfg.get("drop", 0)]
-        suites = {}
-        for name, status, failures in kept:
-            s, n = name.split(".", 1)
-            suites.setdefault(s, []).append({
-                "name": n, "status": "RUN",
-                "result": "SKIPPED" if status == "skipped" else "COMPLETED",
-                "time": "0.001s", "classname": s,
-                **({"failures": [{"failure": m, "type": ""} for m in failures]}
-                   if failures else {})})
-        for name in cfg.get("disabled", []):
-            s, n = name.split(".", 1)
-            suites.setdefault(s, []).append({"name": n, "status": "NOTRUN",
-                                             "result": "SUPPRESSED", "time": "0s",
-                                             "classname": s})
-        text = json.dumps({"tests": len(kept), "testsuites": [
-            {"name": s, "tests": len(v), "testsuite": v} for s, v in suites.items()]})
-    with open(out, "w") as f:
-        f.write(text)
+if cfg.get("report", "ok") == "ok":
+    emit({"event": "finished", "passed": sum(st == "passed" for _, st, _ in done)})
 if premature:
     os.remove(premature)
 if cfg.get("after_exit_child"):
@@ -171,10 +163,18 @@ if cfg.get("no_gpu"):
     sys.exit(77)
 if cfg.get("hang"):
     time.sleep(3600)
+nonce = ""
+if os.environ.get("COURSE_NONCE_FILE"):
+    with open(os.environ["COURSE_NONCE_FILE"]) as f:
+        nonce = f.read().strip()
+    os.remove(os.environ["COURSE_NONCE_FILE"])
 if "raw" in cfg:
     open(path, "w").write(cfg["raw"])
 elif "data" in cfg:
-    open(path, "w").write(json.dumps(cfg["data"]))
+    data = dict(cfg["data"])
+    if "nonce" not in data:  # a forging submission sets its own
+        data["nonce"] = nonce
+    open(path, "w").write(json.dumps(data))
 sys.exit(cfg.get("exit", 0))
 '''
 
@@ -240,9 +240,10 @@ def write_script(path: Path, body: str, config: dict | None = None) -> Path:
 def fake_gtest(path: Path, cases: list, **config) -> Path:
     """cases: names ("Suite.case", passing) or dicts with name, status (passed | failed |
     skipped), message, action (segv | abort | hang | hang_ignoring_term | exit | torn | flood |
-    child_hang), and *_under_sanitizer variants. config: report (ok | missing | malformed),
-    drop (results left out of the report), exit, no_gpu, premature (honour the premature-exit
-    file, default true), list_exit, argv_log, disabled, after_exit_child."""
+    child_hang), and *_under_sanitizer variants. config: report (ok, or missing: no
+    "finished" line), drop (the last cases' results left out of the stream), forge (lines
+    printed and written to the stream without the nonce), exit, no_gpu, premature (honour the
+    premature-exit file, default true), list_exit, argv_log, disabled, after_exit_child."""
     cases = [{"name": c} if isinstance(c, str) else c for c in cases]
     return write_script(path, _GTEST, dict(config, cases=cases))
 
@@ -306,4 +307,14 @@ def use_fake_build_tools(monkeypatch, tmp_path, sanitizer: bool = True) -> dict:
                                                     tmp_path / "san.log")
     monkeypatch.setattr(tools, "find", lambda name, required_for="": str(found[name])
                         if name in found else None)
+    clean_integrity(monkeypatch)
     return found
+
+
+def clean_integrity(monkeypatch) -> None:
+    """A fake build leaves no library to read: the integrity stage (tested on real objects in
+    tests/test_integrity.py) finds nothing forbidden in it."""
+    from grader.model import StageResult, StageStatus
+    from grader.stages import integrity
+    monkeypatch.setattr(integrity, "run", lambda options, ex: StageResult(
+        "integrity", StageStatus.PASSED, message="calls nothing it must not (fake build)"))

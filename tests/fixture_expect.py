@@ -11,7 +11,9 @@
 
 The technique keys hold on a GPU (full grading) and on the CPU alike: the technique stage reads
 the compiled code and runs with --build-only (tests/test_technique_fixtures.py checks them
-there); status, correctness, performance and messages are checked on a GPU only.
+there). So does a whole expectation whose status is "rejected": the integrity stage rejects
+the code from the compiled library alone, before anything runs, and CI checks it in full.
+Other statuses, correctness, performance and messages are checked on a GPU only.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from helpers import FIXTURES
 
 STATUSES = ("passed", "partial", "failed", "compile_error", "crashed", "timed_out",
-            "exited_early", "not_submitted", "skipped")
+            "exited_early", "not_submitted", "skipped", "unchecked", "rejected")
 CORRECTNESS = ("full", "none", "some")
 PERFORMANCE = ("full", "none", "not_full")
 VERDICTS = ("passed", "failed")
@@ -32,12 +34,17 @@ EXERCISE_KEYS = {"status", "correctness", "performance", "messages", "technique"
                  "technique_messages"}
 
 
-def technique_dirs() -> list[Path]:
-    """Fixtures whose expect.toml names technique verdicts (checked without a GPU)."""
+def rejected_only(spec: dict) -> bool:
+    """The expectation is a rejection, which the CPU can check in full."""
+    return isinstance(spec, dict) and spec.get("status") == ["rejected"]
+
+
+def static_dirs() -> list[Path]:
+    """Fixtures with something to check without a GPU: technique verdicts, or rejections."""
     dirs = sorted(p.parent for p in FIXTURES.glob("*/expect.toml")) if FIXTURES.is_dir() else []
-    return [d for d in dirs if any("technique" in spec
-                                   for spec in load(d).get("exercises", {}).values()
-                                   if isinstance(spec, dict))]
+    return [d for d in dirs if any(
+        isinstance(spec, dict) and ("technique" in spec or rejected_only(spec))
+        for spec in load(d).get("exercises", {}).values())]
 
 
 def fixture_dirs() -> list[Path]:

@@ -57,6 +57,7 @@ def sample_report() -> model.Report:
     passed = model.ExerciseResult(
         "ch01_a/one", "one", "ch01_a", "One", ExerciseStatus.PASSED, 100.0, 100.0, "full marks", [
             S("build", "passed"),
+            S("integrity", "passed", message="calls nothing it must not"),
             S("tests", "passed", 60, 60, 1.5, "all 2 cases passed",
               cases=[C("S.a", "passed", "", 1.0), C("S.b", "passed", "", 2.0)],
               details={"passed": 2, "total": 2}),
@@ -66,6 +67,7 @@ def sample_report() -> model.Report:
         "ch01_a/two", "two", "ch01_a", "Two", ExerciseStatus.PARTIAL, 80.0, 100.0,
         "bandwidth: slow", [
             S("build", "passed"),
+            S("integrity", "passed", message="calls nothing it must not"),
             S("tests", "passed", 60, 60, cases=[C("S.a", "passed")],
               details={"passed": 1, "total": 1}),
             S("sanitizer", "passed", message="memcheck: clean"),
@@ -74,6 +76,7 @@ def sample_report() -> model.Report:
         "ch02_b/three", "three", "ch02_b", "Three", ExerciseStatus.CRASHED, 20.0, 60.0,
         "crashed with SIGSEGV while running S.c", [
             S("build", "passed"),
+            S("integrity", "passed", message="calls nothing it must not"),
             S("tests", "crashed", 20, 60, message="crashed with SIGSEGV while running S.c",
               output="[ RUN      ] S.c\n",
               cases=[C("S.a", "passed"), C("S.b", "failed", "expected 1, got nan"),

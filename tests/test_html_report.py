@@ -113,7 +113,7 @@ def test_failing_page_shows_what_went_wrong():
 @needs_libraries
 def test_text_from_the_report_is_escaped():
     report = sample_report()
-    report.exercises[2].stages[1].cases[1].message = "<script>alert(1)</script> & more"
+    report.exercises[2].stage("tests").cases[1].message = "<script>alert(1)</script> & more"
     html = html_report.page(report)
     assert "<script>" not in html and "&lt;script&gt;" in html
 

@@ -47,7 +47,7 @@ def test_enums_serialise_as_plain_strings():
     assert four["status"] == "compile_error" and type(four["status"]) is str
     assert four["stages"][0]["status"] == "failed"
     three = data["exercises"][2]
-    assert [c["status"] for c in three["stages"][1]["cases"]] == [
+    assert [c["status"] for c in three["stages"][2]["cases"]] == [
         "passed", "failed", "crashed", "not_run"]
 
 
@@ -56,7 +56,7 @@ def test_statuses_are_their_strings():
     assert f"{StageStatus.TIMED_OUT}" == "timed_out" and str(CaseStatus.NOT_RUN) == "not_run"
     assert [s.value for s in ExerciseStatus] == [
         "passed", "partial", "failed", "not_submitted", "compile_error", "crashed",
-        "timed_out", "exited_early", "skipped", "unchecked"]
+        "timed_out", "exited_early", "skipped", "unchecked", "rejected"]
 
 
 def test_built_from_strings_holds_enums():
@@ -80,8 +80,8 @@ def test_unknown_status_is_refused(make):
     (lambda d: d.pop("seed"), "seed"),
     (lambda d: d["exercises"][0].update(status="great"), "'great' is not a valid ExerciseStatus"),
     (lambda d: d["exercises"][0]["stages"][0].update(status="fine"), "StageStatus"),
-    (lambda d: d["exercises"][2]["stages"][1]["cases"][0].update(status="ok"), "CaseStatus"),
-    (lambda d: d["exercises"][0]["stages"][2]["metrics"][0].pop("ratio"), "ratio"),
+    (lambda d: d["exercises"][2]["stages"][2]["cases"][0].update(status="ok"), "CaseStatus"),
+    (lambda d: d["exercises"][0]["stages"][3]["metrics"][0].pop("ratio"), "ratio"),
     (lambda d: d["exercises"][0].update(colour="red"), "colour"),
     (lambda d: d.update(gpu="Fake GPU"), "not a grader report"),
 ])

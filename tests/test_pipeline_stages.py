@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool
+from fakes import bench_data, clean_integrity, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
 from grader.model import ExerciseStatus, StageResult, StageStatus
@@ -37,6 +37,7 @@ def fake_tools(monkeypatch, tmp_path):
         return None
 
     monkeypatch.setattr(tools, "find", find)
+    clean_integrity(monkeypatch)
     return found
 
 
@@ -71,7 +72,7 @@ def test_sanitizer_clean(grader_for, sanitizer):
     assert [c[1] for c in calls] == ["memcheck", "racecheck"]
     for call in calls:
         assert call[:6] == ["--tool", call[1], "--error-exitcode", "86", "--print-limit", "20"]
-        assert call[-1] == "--gtest_filter=Small/*:VectorAddEdge.*"
+        assert call[-1] == "--gtest_filter=Small/*:VectorAddEdge.*-*RunsOnTheGivenStream*"
 
 
 def test_sanitizer_errors_with_failing_cases(grader_for, sanitizer):
@@ -157,6 +158,22 @@ def bench(grader_for, data=None, ex=None, **config):
     stage = benchmark.run(g.options, ex, binary)
     scoring.score_benchmark(ex, stage)
     return stage
+
+
+@pytest.mark.parametrize("nonce", [None, "", "0" * 32])
+def test_benchmark_results_without_the_run_nonce_are_forged(grader_for, nonce):
+    """A JSON file the student's code wrote itself (missing, empty or guessed nonce) earns
+    nothing, however fast it says the kernel was."""
+    data = dict(bench_data(5000, 1000), nonce=nonce)
+    if nonce is None:
+        del data["nonce"]
+        data["nonce_absent"] = True
+    stage = bench(grader_for, data if nonce is not None else None,
+                  **({} if nonce is not None else {"raw": json.dumps(data)}))
+    assert stage.status == "failed"
+    assert "forged" in stage.message
+    assert stage.points == 0
+    assert all(m.ratio is None for m in stage.metrics)
 
 
 def test_benchmark_full_marks(grader_for):
@@ -359,7 +376,8 @@ def test_grade_full_marks(grade):
     r = grade(CASES)
     assert r.status == ExerciseStatus.PASSED and r.message == "full marks"
     assert r.score == r.max_score == 100
-    assert [s.name for s in r.stages] == ["build", "tests", "sanitizer", "benchmark"]
+    assert [s.name for s in r.stages] == ["build", "integrity", "tests", "sanitizer",
+                                          "benchmark"]
     assert r.stage("tests").points == 60
 
 
@@ -371,7 +389,7 @@ def test_grade_partial_performance(grade):
 
 
 def test_grade_failing_cases_share_points_and_skip_benchmark(grade):
-    # the failing case is outside the sanitizer's filter (Small/*:VectorAddEdge.*)
+    # the failing case is outside the sanitizer's filter (Small/*:VectorAddEdge.*, less the gated stream case)
     cases = [CASES[0], CASES[1], CASES[2],
              {"name": CASES[3], "status": "failed", "message": "mismatch at [0]"}]
     r = grade(cases)
@@ -448,7 +466,7 @@ def test_grade_build_only(grade):
     r = grade(CASES, build_only=True, gpu=None)
     assert r.status == ExerciseStatus.SKIPPED
     assert "--build-only" in r.message
-    assert [s.name for s in r.stages] == ["build"]
+    assert [s.name for s in r.stages] == ["build", "integrity"]
 
 
 def test_grade_test_binary_without_gpu_is_skipped(grade):
@@ -490,7 +508,7 @@ def test_unsupported_device_withholds_the_correctness_points(grade, tmp_path):
 
 def test_grade_without_sanitizer_and_benchmark(grade):
     r = grade(CASES, sanitizer=False, benchmark=False)
-    assert [s.name for s in r.stages] == ["build", "tests", "benchmark"]
+    assert [s.name for s in r.stages] == ["build", "integrity", "tests", "benchmark"]
     assert r.stage("benchmark").message == "not run (--no-benchmark)"
     assert r.status == ExerciseStatus.PARTIAL and r.score == 60
 

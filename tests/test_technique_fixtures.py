@@ -1,6 +1,7 @@
-"""The technique stage on real compiled code, without a GPU: every fixture whose expect.toml
-names technique verdicts is built with nvcc (--build-only, its exercises only) and the technique
-stage's verdicts and messages checked against it (fixture_expect.technique_mismatches).
+"""The integrity and technique stages on real compiled code, without a GPU: every fixture whose
+expect.toml names technique verdicts or expects a rejection is built with nvcc (--build-only,
+its exercises only); a rejection is checked in full (status, points, messages), the other
+exercises' technique verdicts and messages (fixture_expect.technique_mismatches).
 
 Not skipped when cuobjdump is missing: scripts/setup.sh installs it, and a CI that cannot find
 it must fail rather than pass by checking nothing.
@@ -20,8 +21,8 @@ from helpers import run_cli
 BUILD_TIMEOUT_S = 1200
 
 
-@pytest.mark.parametrize("directory", fixture_expect.technique_dirs(), ids=lambda p: p.name)
-def test_technique_verdicts(directory: Path, tmp_path):
+@pytest.mark.parametrize("directory", fixture_expect.static_dirs(), ids=lambda p: p.name)
+def test_static_verdicts(directory: Path, tmp_path):
     assert tools.find("cuobjdump") and tools.find("nvdisasm"), \
         "cuobjdump or nvdisasm not found: run scripts/setup.sh (it installs NVIDIA's wheels)"
     expect = fixture_expect.load(directory)
@@ -35,6 +36,9 @@ def test_technique_verdicts(directory: Path, tmp_path):
     problems = []
     for name, spec in expect["exercises"].items():
         exercise = graded[name]
+        if fixture_expect.rejected_only(spec):
+            problems += fixture_expect.mismatches(spec, exercise)
+            continue
         if exercise["status"] != "skipped":  # --build-only: compiled, not run
             problems.append(f"{name}: {exercise['status']} ({exercise['message']})")
         problems += fixture_expect.technique_mismatches(spec, exercise)

@@ -1,0 +1,218 @@
+"""The integrity stage: what the student's compiled code calls, read before anything runs.
+
+A kernel earns points only for work it did. The student's static library
+(lib<name>_submission.a) is read with nm; a call it makes to any of these rejects the exercise
+before its code runs, and the verdict names each call and why it is forbidden:
+
+* the course's own code: baselines, references, ceilings, the test and benchmark harness (every
+  symbol defined in the build's course libraries), except the support functions the course's
+  macros call and the functions the manifest's `course_calls` hands the student;
+* GoogleTest, which could mark cases passed;
+* files, file descriptors, processes, threads, signals, the environment and dynamic loading,
+  which a kernel exercise never needs and which could forge results, leave work running past
+  the program or reach a library the exercise forbids (C++ file streams and std::thread too);
+* a system call made directly (a `syscall` instruction in the host code, read with objdump).
+
+Forbidden libraries (CUB, cuBLAS) stay the technique stage's business, per exercise.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import proc, tools
+from grader.manifest import Exercise
+from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
+from grader.stages.common import GradeOptions
+
+TOOL_TIMEOUT_S = 120
+OUTPUT_LIMIT = 64 * 1024 * 1024
+
+# Course libraries of a build directory (meson.build): the support library, the test main,
+# the benchmark main, each exercise's course code and each shared ladder's.
+COURSE_LIBRARIES = ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a")
+COURSE_LIBRARY_PATTERNS = ("lib*_course.a", "lib*_shared.a")
+
+# What CUDA_CHECK and CUDA_CHECK_LAUNCH expand to, sm_count for grid sizes, and the error type
+# a student may catch: the support library's student-facing part.
+SUPPORT_CALLS = ("course::throw_cuda_error", "course::check_launch", "course::sm_count",
+                 "course::CudaError")
+
+# C functions by what they do; each name also matches its glibc variants (open64, __open_2).
+FORBIDDEN_C = {
+    "opens, reads or writes files or file descriptors": (
+        "open", "openat", "creat", "fopen", "freopen", "fdopen", "read", "pread", "readv",
+        "preadv", "write", "pwrite", "writev", "pwritev", "fwrite", "fread", "close", "dup",
+        "dup2", "dup3", "unlink", "unlinkat", "remove", "rename", "renameat", "truncate",
+        "ftruncate", "mmap", "mprotect", "memfd_create", "sendfile", "splice", "ioctl",
+        "fcntl", "mkstemp", "tmpfile"),
+    "starts processes or threads, or signals them": (
+        "fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe", "execl",
+        "execlp", "execle", "fexecve", "system", "popen", "posix_spawn", "posix_spawnp",
+        "daemon", "setsid", "setpgid", "kill", "killpg", "tgkill", "ptrace", "prctl",
+        "pthread_create", "thrd_create", "signal", "sigaction", "raise", "alarm"),
+    "changes the environment": ("setenv", "putenv", "unsetenv", "clearenv"),
+    "loads code at run time or calls the kernel directly": (
+        "dlopen", "dlmopen", "dlsym", "dlvsym", "dladdr", "syscall"),
+}
+_C_VARIANT = re.compile(r"^_*(?P<base>[a-z_]+?)(?:64)?(?:_2|_chk)?$")
+
+# C++ names (demangled) by what they do.
+FORBIDDEN_CXX = {
+    "runs GoogleTest code (it could mark cases passed)": re.compile(r"^(?:\w+ for )?testing::"),
+    "opens files": re.compile(r"std::(?:__cxx11::)?basic_(?:i|o)?fstream|std::basic_filebuf|"
+                              r"std::filesystem::"),
+    "starts threads": re.compile(r"std::thread::|std::jthread::|std::async"),
+}
+
+_SYSCALL = re.compile(r"\s(syscall|sysenter|int\s+\$0x80)\b")
+_NM_LINE = re.compile(r"^(\S+)\s+([A-Za-z?])(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    symbol: str      # demangled where possible
+    why: str
+
+
+class ToolError(Exception):
+    """nm or objdump could not read a library: nothing was checked."""
+
+
+def run(options: GradeOptions, ex: Exercise) -> StageResult:
+    stage = StageResult("integrity", StageStatus.PASSED)
+    nm = tools.find("nm")
+    library = options.build_dir / f"lib{ex.name}_submission.a"
+    if nm is None:
+        stage.status = StageStatus.ERROR
+        stage.message = "nm not found (binutils), so what the code calls was not checked"
+        return stage
+    if not library.is_file():
+        stage.status = StageStatus.ERROR
+        stage.message = f"{library.name} not found in the build directory; nothing checked"
+        return stage
+    try:
+        undefined = _symbols(nm, library, "--undefined-only")
+        course = set()
+        for lib in course_libraries(options.build_dir):
+            course |= _symbols(nm, lib, "--defined-only")
+        names = demangle(sorted(undefined | course))
+        findings = check(undefined, course, names, ex.course_calls)
+        objdump = tools.find("objdump")
+        if objdump is not None:
+            findings += direct_system_calls(_tool([objdump, "-d", "--no-show-raw-insn",
+                                                   str(library)]))
+    except ToolError as error:
+        stage.status = StageStatus.ERROR
+        stage.message = f"{error}; nothing checked"
+        return stage
+    classify(stage, findings)
+    return stage
+
+
+def course_libraries(build_dir: Path) -> list[Path]:
+    found = [build_dir / name for name in COURSE_LIBRARIES if (build_dir / name).is_file()]
+    for pattern in COURSE_LIBRARY_PATTERNS:
+        found += sorted(build_dir.glob(pattern))
+    return found
+
+
+def check(undefined: set[str], course: set[str], names: dict[str, str],
+          course_calls: tuple[str, ...]) -> list[Finding]:
+    """Every forbidden call among the library's undefined symbols."""
+    allowed = SUPPORT_CALLS + tuple(course_calls)
+    findings = []
+    for symbol in sorted(undefined):
+        pretty = names.get(symbol, symbol)
+        why = forbidden_c(symbol) or forbidden_cxx(pretty)
+        if not why and symbol in course and not _allowed(pretty, allowed):
+            why = ("is the course's own code (a baseline, reference or the harness): a "
+                   "submission's points must come from its own kernels")
+        if why:
+            findings.append(Finding(pretty, why))
+    return findings
+
+
+def forbidden_c(symbol: str) -> str:
+    m = _C_VARIANT.match(symbol)
+    base = m.group("base") if m else symbol
+    for why, functions in FORBIDDEN_C.items():
+        if symbol in functions or base in functions:
+            return why
+    return ""
+
+
+def forbidden_cxx(pretty: str) -> str:
+    return next((why for why, pattern in FORBIDDEN_CXX.items() if pattern.search(pretty)), "")
+
+
+def _allowed(pretty: str, allowed: tuple[str, ...]) -> bool:
+    """`pretty` is one of the allowed functions (or, for a class, one of its members or its
+    typeinfo and vtable)."""
+    bare = re.sub(r"^(?:typeinfo|typeinfo name|vtable) for ", "", pretty).split("(", 1)[0]
+    return any(bare == name or bare.startswith(name + "::") for name in allowed)
+
+
+def direct_system_calls(disassembly: str) -> list[Finding]:
+    """Functions of the host code with a system call instruction of their own."""
+    findings, function = [], "?"
+    for line in disassembly.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if header:
+            function = header.group(1)
+        elif _SYSCALL.search(line):
+            findings.append(Finding(function, "makes a system call directly (inline "
+                                              "assembly), past every check of what it calls"))
+    return list(dict.fromkeys(findings))
+
+
+def classify(stage: StageResult, findings: list[Finding]) -> None:
+    stage.details["forbidden"] = [{"symbol": f.symbol, "why": f.why} for f in findings]
+    stage.cases = [CaseResult(f"calls {f.symbol}", CaseStatus.FAILED, f"{f.symbol} {f.why}")
+                   for f in findings]
+    if not findings:
+        stage.message = "calls nothing it must not"
+        return
+    stage.status = StageStatus.FAILED
+    shown = "; ".join(f"{f.symbol} ({f.why})" for f in findings[:3])
+    more = f"; and {len(findings) - 3} more" if len(findings) > 3 else ""
+    stage.message = (f"the code calls what a submission must not: {shown}{more}. Nothing was "
+                     "run and no points are given")
+
+
+def _symbols(nm: str, library: Path, which: str) -> set[str]:
+    out = set()
+    for line in _tool([nm, "-P", which, str(library)]).splitlines():
+        if not line or line.endswith(":"):
+            continue  # an archive member's header
+        m = _NM_LINE.match(line)
+        if m and (which != "--defined-only" or m.group(2) not in "Uw"):
+            out.add(m.group(1))
+    return out
+
+
+def _tool(args: list[str]) -> str:
+    result = proc.run(args, TOOL_TIMEOUT_S, output_limit=OUTPUT_LIMIT)
+    if result.returncode != 0 or result.truncated:
+        last = next((l for l in reversed(result.output.splitlines()) if l.strip()), "")
+        raise ToolError(f"{Path(args[0]).name} could not read {Path(args[-1]).name} "
+                        f"({result.describe_exit()}): {last.strip()[:300]}")
+    return result.output
+
+
+def demangle(symbols: list[str]) -> dict[str, str]:
+    """Mangled -> readable names; names stay mangled where c++filt is missing or fails."""
+    cxxfilt = tools.find("c++filt")
+    if cxxfilt is None or not symbols:
+        return {}
+    try:
+        result = subprocess.run([cxxfilt], input="\n".join(symbols) + "\n",
+                                capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    lines = result.stdout.splitlines()
+    return dict(zip(symbols, lines)) if result.returncode == 0 and \
+        len(lines) == len(symbols) else {}
