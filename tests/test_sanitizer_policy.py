@@ -1,0 +1,161 @@
+"""The course's compute-sanitizer policy, read from the manifests (no GPU):
+
+- an exercise whose solution synchronises threads runs racecheck and synccheck, the only tools
+  that see a missing or misplaced barrier;
+- every sanitizer filter leaves out the *RunsOnTheGivenStream* cases: their gate kernel holds
+  the stream shut while the launcher returns, and compute-sanitizer's serialised launches
+  cannot run past it;
+- the exercises where a read of memory nobody wrote is the likely bug run initcheck.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+import pytest
+
+from grader import manifest
+from helpers import ROOT, needs_solutions
+
+EXERCISES = manifest.discover(ROOT)
+
+STREAM_CASES = "*RunsOnTheGivenStream*"
+
+# Block- and warp-level synchronisation in CUDA C++ and inline PTX. Warp shuffles are left out:
+# they synchronise only the lanes of their mask, which synccheck does not check.
+SYNC_PATTERN = re.compile(
+    r"\b__syncthreads(?:_count|_and|_or)?\s*\("
+    r"|\b__syncwarp\s*\("
+    r"|\b__barrier_sync\w*\s*\("
+    r"|\bbar(?:rier)?\.(?:sync|arrive|red)\b"
+    r"|\bmbarrier\."
+    r"|\bcp\.async\.(?:wait|mbarrier)"
+    r"|\bcg::sync\s*\("
+    r"|\.sync\s*\(\s*\)"
+    r"|\bcuda::(?:barrier|pipeline|make_pipeline)\b"
+    r"|\b__pipeline_wait_prior\s*\("
+    r"|\b(?:consumer_wait|arrive_and_wait|arrive_and_drop)\s*\(")
+
+# Where a read of memory nobody wrote is the bug to catch: shared-memory trees, tiles and halos
+# that must be filled before they are read, including their zero padding past the input's end.
+INITCHECK_REQUIRED = {
+    "reduce_v1_neighbored": "its tree reads s[] slots past n that must be loaded as 0",
+    "reduce_v2_neighbored_less_divergence": "its tree reads s[] slots past n that must be 0",
+    "reduce_v3_interleaved": "its tree reads s[] slots past n that must be loaded as 0",
+    "reduce_v4_unroll2": "its tree reads s[] slots whose inputs lie past n",
+    "reduce_v5_unroll8": "its tree reads s[] slots whose inputs lie past n",
+    "reduce_v6_unroll_last_warp": "the last warp reads s[0..63], every one of them written first",
+    "reduce_v7_complete_unroll": "the unrolled tree reads s[] slots whose inputs lie past n",
+    "reduce_v8_warp_shuffle": "warp 0 must read only the warp sums that were written",
+    "smem_reduction": "the block's tree reads partial[] of threads with no input",
+    "barriers": "segment_sum's tree reads partial[] past a short last segment",
+    "histogram": "the shared bins must be zeroed before the first atomicAdd",
+    "transpose_shared": "the tile is read where a partial tile left it unwritten",
+    "aat": "the A and A^T tiles must be zero-filled outside the matrix",
+    "matmul_v2_shared_tiles": "the A and B tiles must be zero-filled outside the matrices",
+    "matmul_v3_register_blocking": "the A and B tiles must be zero-filled outside the matrices",
+    "bank_conflicts": "every element of the padded tile that is read must be loaded",
+    "async_copy": "the staged buffers (asynchronous copies and the halo's zeros) must be filled",
+    "stencil_constant": "the tile's halo must hold 0 outside [0, n)",
+    "conv2d_constant": "the staged tile and its halo must be filled before the convolution",
+}
+
+
+def _without_comments(source: str) -> str:
+    """C++ source without // and /* */ comments, so that hints and notes do not count."""
+    source = re.sub(r"/\*.*?\*/", " ", source, flags=re.DOTALL)
+    return re.sub(r"//[^\n]*", "", source)
+
+
+def synchronises(source: str) -> bool:
+    return SYNC_PATTERN.search(_without_comments(source)) is not None
+
+
+def sync_sources(ex: manifest.Exercise) -> list[Path]:
+    """Device code the solution runs: the solution files, the exercise's own .cuh (course code
+    compiled into the student's translation unit) and the shared folder's header."""
+    paths = [ROOT / "solutions" / ex.chapter / f for f in ex.files]
+    paths += sorted(ex.directory.glob("*.cuh"))
+    if ex.shared:
+        paths.append(ex.shared_directory / f"{ex.shared}.h")
+    return [p for p in paths if p.is_file()]
+
+
+def split_filter(gtest_filter: str) -> tuple[list[str], list[str]]:
+    """GoogleTest's filter syntax: POSITIVE[-NEGATIVE], each ':'-separated; the first '-'
+    starts the negative part, and an empty positive part means '*'."""
+    positive, _, negative = gtest_filter.partition("-")
+    return ([p for p in positive.split(":") if p] or ["*"],
+            [p for p in negative.split(":") if p])
+
+
+def selects(gtest_filter: str, case: str) -> bool:
+    positive, negative = split_filter(gtest_filter)
+    return (any(fnmatch.fnmatchcase(case, p) for p in positive)
+            and not any(fnmatch.fnmatchcase(case, p) for p in negative))
+
+
+def test_the_sync_detector_sees_code_not_comments():
+    assert synchronises("  s[t] = v;\n  __syncthreads();\n")
+    assert synchronises("__syncwarp(0xffffffffu);")
+    assert synchronises("cg::this_thread_block().sync();")
+    assert synchronises('asm volatile("bar.sync 0;");')
+    assert synchronises("pipe.consumer_wait();")
+    assert synchronises("__shared__ cuda::barrier<cuda::thread_scope_block> bar;")
+    assert not synchronises("// then __syncthreads() before reading\nout[i] = in[i];")
+    assert not synchronises("/* no __syncwarp() here */ sum += __shfl_down_sync(~0u, sum, 1);")
+
+
+def test_the_filter_parser_follows_googletest():
+    assert split_filter("Small/*:Edge.*-*Stream*:Other.*") == (["Small/*", "Edge.*"],
+                                                              ["*Stream*", "Other.*"])
+    assert split_filter("-Edge.Slow") == (["*"], ["Edge.Slow"])
+    assert selects("Small/*:Edge.*-*RunsOnTheGivenStream*", "Edge.Empty")
+    assert not selects("Small/*:Edge.*-*RunsOnTheGivenStream*", "Edge.RunsOnTheGivenStream")
+    assert not selects("Small/*", "Large/Case.Name/3")
+
+
+@needs_solutions
+def test_some_exercises_synchronise():
+    # Keeps the rule below from passing vacuously if the paths or the pattern break.
+    found = {ex.name for ex in EXERCISES if any(synchronises(p.read_text(encoding="utf-8"))
+                                                 for p in sync_sources(ex))}
+    assert {"barriers", "reduce_v1_neighbored", "matmul_v2_shared_tiles"} <= found, found
+    assert "vector_add" not in found
+
+
+@needs_solutions
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.key)
+def test_synchronising_solutions_run_racecheck_and_synccheck(ex):
+    sources = [p for p in sync_sources(ex) if synchronises(p.read_text(encoding="utf-8"))]
+    if not sources:
+        return  # nothing to require
+    missing = [t for t in ("racecheck", "synccheck") if t not in ex.sanitizer_tools]
+    assert not missing, (
+        f"{ex.name}: {', '.join(str(p.relative_to(ROOT)) for p in sources)} synchronise "
+        f"threads, so add {' and '.join(repr(t) for t in missing)} to [sanitizer] tools in "
+        f"{ex.manifest.relative_to(ROOT)} (a missing or misplaced barrier is invisible to "
+        "memcheck)")
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.key)
+def test_sanitizer_filter_leaves_out_the_stream_cases(ex):
+    _, negative = split_filter(ex.sanitizer_filter)
+    assert STREAM_CASES in negative, (
+        f"{ex.name}: [sanitizer] gtest_filter = {ex.sanitizer_filter!r} must exclude "
+        f"{STREAM_CASES} (end it with '-{STREAM_CASES}', or ':{STREAM_CASES}' after an "
+        f"existing negative part) in {ex.manifest.relative_to(ROOT)}: their gate kernel "
+        "holds the stream, which the sanitizer's serialised launches cannot run past")
+
+
+@pytest.mark.parametrize("name", sorted(INITCHECK_REQUIRED))
+def test_initcheck_where_uninitialised_reads_are_the_bug(name):
+    by_name = {ex.name: ex for ex in EXERCISES}
+    assert name in by_name, (
+        f"{name} is no longer an exercise: update INITCHECK_REQUIRED in {Path(__file__).name}")
+    ex = by_name[name]
+    assert "initcheck" in ex.sanitizer_tools, (
+        f"{name}: add 'initcheck' to [sanitizer] tools in {ex.manifest.relative_to(ROOT)} "
+        f"({INITCHECK_REQUIRED[name]})")
