@@ -3,17 +3,52 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <thread>
 
 #include "course/check.h"
 #include "course/json.h"
+#include "course/results.h"
+#include "course/stream_gate.h"
 
 namespace course {
 
 namespace {
+
+// The host-time check: a call whose wall time (device synchronised before and after) exceeds
+// kHostTimeFactor * median + kHostTimeSlackMs ran work the stream's events did not see. The
+// slack covers launch latency and the two synchronisations. To be calibrated on a GPU.
+constexpr double kHostTimeFactor = 2.0;
+constexpr double kHostTimeSlackMs = 0.5;
+constexpr int kHostTimedCalls = 3;
+
+constexpr int kWarmups = 2;  // with vary: one per input version, each version's golden copy
+// Calls after the timed loop: the off-stream check and the host-timed calls.
+constexpr int kCallsAfterLoop = 1 + kHostTimedCalls;
+
+// The off-stream check watches a large output through samples, not whole: every byte of an
+// output up to kWholeSampleBytes; of a larger one its first, middle and last kEdgeSampleBytes
+// and kStridedSamples evenly spaced pieces of kStridedSampleBytes, so a 1 GiB output costs
+// about 450 KiB of copies per look. Work that ran outside the stream writes all of its
+// output, so any of these pieces shows it.
+constexpr std::size_t kWholeSampleBytes = std::size_t{1} << 20;
+constexpr std::size_t kEdgeSampleBytes = std::size_t{64} << 10;
+constexpr std::size_t kStridedSampleBytes = std::size_t{4} << 10;
+constexpr int kStridedSamples = 64;
+// Looks at the sampled outputs while the stream is held: work on a stream of the launcher's
+// own may still be running after drain_other_streams(), so look again for about 20 ms.
+constexpr int kOffStreamPolls = 10;
+constexpr auto kOffStreamPollInterval = std::chrono::milliseconds(2);
+constexpr double kDrainTimeoutS = 1.0;
+
+constexpr int kCompareThreads = 256;
+constexpr std::size_t kCompareWordBytes = 16;
 
 __global__ void copy_float4_kernel(const float4* __restrict__ in, float4* __restrict__ out,
                                    std::size_t count) {
@@ -21,6 +56,57 @@ __global__ void copy_float4_kernel(const float4* __restrict__ in, float4* __rest
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride)
     out[i] = in[i];
+}
+
+// Adds to *differences the number of bytes where actual and expected differ. Both start at the
+// same address modulo 16, so the `head` bytes before the first 16-byte boundary and the bytes
+// after the last one are compared alone, and the rest 16 bytes at a time.
+__global__ void count_byte_differences(const unsigned char* actual,
+                                       const unsigned char* expected, std::size_t bytes,
+                                       std::size_t head, unsigned long long* differences) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t words = (bytes - head) / kCompareWordBytes;
+  const std::size_t tail = head + words * kCompareWordBytes;
+  const auto* actual_words = reinterpret_cast<const uint4*>(actual + head);
+  const auto* expected_words = reinterpret_cast<const uint4*>(expected + head);
+  unsigned long long count = 0;
+  for (std::size_t w = thread; w < words; w += stride) {
+    const uint4 a = actual_words[w];
+    const uint4 e = expected_words[w];
+    // __vcmpne4 sets a byte to 0xff where the two words' bytes differ: 8 bits per byte.
+    count += (__popc(__vcmpne4(a.x, e.x)) + __popc(__vcmpne4(a.y, e.y)) +
+              __popc(__vcmpne4(a.z, e.z)) + __popc(__vcmpne4(a.w, e.w))) / 8;
+  }
+  if (thread < head && actual[thread] != expected[thread]) ++count;
+  if (tail + thread < bytes && actual[tail + thread] != expected[tail + thread]) ++count;
+  if (count > 0) atomicAdd(differences, count);
+}
+
+__device__ bool same_bits(float a, float b) { return __float_as_uint(a) == __float_as_uint(b); }
+__device__ bool same_bits(double a, double b) {
+  return __double_as_longlong(a) == __double_as_longlong(b);
+}
+
+// Adds to *differences the number of values of actual outside the tolerance of expected's
+// (|a - e| <= abs + rel * |e|). Equal bits always match, so a NaN left where the first call
+// left one too (padding never written) is no difference; any other NaN or Inf is one.
+template <class T>
+__global__ void count_value_differences(const T* actual, const T* expected, std::size_t count,
+                                        double rel, double abs,
+                                        unsigned long long* differences) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  unsigned long long outside = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride) {
+    const T a = actual[i];
+    const T e = expected[i];
+    if (same_bits(a, e)) continue;
+    const double difference = fabs(static_cast<double>(a) - static_cast<double>(e));
+    if (!isfinite(a) || !isfinite(e) || difference > abs + rel * fabs(static_cast<double>(e)))
+      ++outside;
+  }
+  if (outside > 0) atomicAdd(differences, outside);
 }
 
 [[noreturn]] void usage(const char* program, const char* problem) {
@@ -115,8 +201,207 @@ void Benchmark::flush_l2() {
   CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), stream()));
 }
 
+// Owns what checking every call needs: each output's golden copies (one per input version,
+// stored at the output's alignment modulo 16), and one device counter per call and output
+// that the comparisons add to, read back once after the last call.
+class Benchmark::CallChecker {
+ public:
+  CallChecker(const TimedIo& io, cudaStream_t stream, int blocks, int max_calls)
+      : io_(io), stream_(stream), blocks_(blocks), rows_(max_calls + 1),
+        counters_(static_cast<std::size_t>(rows_) * io.outputs.size()) {
+    for (const TimedOutput& out : io_.outputs) require_usable(out);
+    for (int version = 0; version < versions(); ++version)
+      for (const TimedOutput& out : io_.outputs)
+        golden_storage_[version].emplace_back(out.bytes + kCompareWordBytes);
+    if (counters_.size() > 0)
+      CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, counters_.bytes(), stream_));
+  }
+
+  bool has_outputs() const { return !io_.outputs.empty(); }
+
+  // Untimed, before call `call`: poisons every output, then sets the call's input version.
+  void prepare(int call) {
+    for (const TimedOutput& out : io_.outputs)
+      CUDA_CHECK(cudaMemsetAsync(out.data, kPoisonByte, out.bytes, stream_));
+    if (io_.vary) io_.vary(stream_, call);
+  }
+
+  // After call `call`: the first call of a version becomes its golden copy; a later one is
+  // compared with that copy on the device, adding to the call's counters.
+  void check(int call) {
+    const int version = call % versions();
+    if (!has_golden_[version]) {
+      for (std::size_t k = 0; k < io_.outputs.size(); ++k)
+        CUDA_CHECK(cudaMemcpyAsync(golden(version, k), io_.outputs[k].data, io_.outputs[k].bytes,
+                                   cudaMemcpyDefault, stream_));
+      has_golden_[version] = true;
+      return;
+    }
+    if (call >= rows_ - 1) throw std::logic_error("CallChecker: more calls than counted");
+    for (std::size_t k = 0; k < io_.outputs.size(); ++k)
+      compare(io_.outputs[k], io_.outputs[k].data, golden(version, k), counter(call, k));
+  }
+
+  // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check.
+  std::vector<unsigned char> sample() const {
+    std::vector<unsigned char> all;
+    for (const TimedOutput& out : io_.outputs)
+      for (const auto& [offset, bytes] : sampled_ranges(out.bytes)) {
+        const auto piece = snapshot(static_cast<const unsigned char*>(out.data) + offset, bytes);
+        all.insert(all.end(), piece.begin(), piece.end());
+      }
+    return all;
+  }
+
+  // After the last call: what the comparisons found, named by call. `warmups` and `timed`
+  // say how the call numbers split into warm-ups, timed calls and calls after the loop.
+  std::vector<std::string> problems(int warmups, int timed) {
+    std::vector<std::string> found;
+    if (!has_outputs()) return found;
+    if (versions() == 2) {
+      // Byte-exact whatever the outputs' comparison: a cached result is an identical copy.
+      for (std::size_t k = 0; k < io_.outputs.size(); ++k)
+        count_byte_differences<<<blocks_, kCompareThreads, 0, stream_>>>(
+            golden(1, k), golden(0, k), io_.outputs[k].bytes,
+            head_of(io_.outputs[k].data, io_.outputs[k].bytes), counter(rows_ - 1, k));
+      CUDA_CHECK(cudaGetLastError());
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::vector<unsigned long long> counts(counters_.size());
+    CUDA_CHECK(cudaMemcpy(counts.data(), counters_.data(), counters_.bytes(),
+                          cudaMemcpyDeviceToHost));
+    const std::size_t outputs = io_.outputs.size();
+    int first_bad = -1, bad_calls = 0;
+    std::size_t bad_output = 0;
+    for (int call = 0; call < rows_ - 1; ++call)
+      for (std::size_t k = 0; k < outputs; ++k)
+        if (counts[call * outputs + k] > 0) {
+          if (first_bad < 0) {
+            first_bad = call;
+            bad_output = k;
+          }
+          ++bad_calls;
+          break;
+        }
+    if (first_bad >= 0) {
+      const TimedOutput& out = io_.outputs[bad_output];
+      const bool exact = out.compare == TimedOutput::Compare::Exact;
+      std::string text = describe_call(first_bad, warmups, timed) + " left " +
+                         std::to_string(counts[first_bad * outputs + bad_output]) +
+                         (exact ? " bytes of " : " values of ") + out.name +
+                         (exact ? " different from" : " outside the tolerance of") +
+                         (versions() == 2 ? " the warm-up on the same inputs"
+                                          : " the first warm-up");
+      if (bad_calls > 1) text += " (" + std::to_string(bad_calls - 1) + " later calls too)";
+      found.push_back(text + ": the work was skipped or its result cached");
+    }
+    if (versions() == 2) {
+      unsigned long long changed = 0;
+      for (std::size_t k = 0; k < outputs; ++k) changed += counts[(rows_ - 1) * outputs + k];
+      if (changed == 0)
+        found.push_back("the output did not change when the input did: results cached (the "
+                        "two input versions gave byte-identical outputs)");
+    }
+    return found;
+  }
+
+ private:
+  int versions() const { return io_.vary ? 2 : 1; }
+
+  // The bytes of an output before its first 16-byte boundary (all of a short one).
+  static std::size_t head_of(const void* data, std::size_t bytes) {
+    const auto misalignment = reinterpret_cast<std::uintptr_t>(data) % kCompareWordBytes;
+    return std::min(bytes, misalignment == 0 ? std::size_t{0} : kCompareWordBytes - misalignment);
+  }
+
+  // The golden copy starts at the output's address modulo 16, so the two compare by words.
+  unsigned char* golden(int version, std::size_t k) {
+    const auto misalignment =
+        reinterpret_cast<std::uintptr_t>(io_.outputs[k].data) % kCompareWordBytes;
+    return golden_storage_[version][k].data() + misalignment;
+  }
+
+  unsigned long long* counter(int row, std::size_t k) {
+    return counters_.data() + static_cast<std::size_t>(row) * io_.outputs.size() + k;
+  }
+
+  static void require_usable(const TimedOutput& out) {
+    if (out.data == nullptr || out.bytes == 0)
+      throw std::invalid_argument("timed output " + out.name + " is empty");
+    const std::size_t size = out.compare == TimedOutput::Compare::Float    ? sizeof(float)
+                             : out.compare == TimedOutput::Compare::Double ? sizeof(double)
+                                                                           : 1;
+    if (out.bytes % size != 0 || reinterpret_cast<std::uintptr_t>(out.data) % size != 0)
+      throw std::invalid_argument("timed output " + out.name +
+                                  " is compared by value but is not an aligned array of them");
+  }
+
+  void compare(const TimedOutput& out, const void* actual, const unsigned char* expected,
+               unsigned long long* differences) {
+    switch (out.compare) {
+      case TimedOutput::Compare::Exact:
+        count_byte_differences<<<blocks_, kCompareThreads, 0, stream_>>>(
+            static_cast<const unsigned char*>(actual), expected, out.bytes,
+            head_of(actual, out.bytes), differences);
+        break;
+      case TimedOutput::Compare::Float:
+        count_value_differences<<<blocks_, kCompareThreads, 0, stream_>>>(
+            static_cast<const float*>(actual), reinterpret_cast<const float*>(expected),
+            out.bytes / sizeof(float), out.tolerance.rel, out.tolerance.abs, differences);
+        break;
+      case TimedOutput::Compare::Double:
+        count_value_differences<<<blocks_, kCompareThreads, 0, stream_>>>(
+            static_cast<const double*>(actual), reinterpret_cast<const double*>(expected),
+            out.bytes / sizeof(double), out.tolerance.rel, out.tolerance.abs, differences);
+        break;
+    }
+    CUDA_CHECK(cudaGetLastError());
+  }
+
+  static std::string describe_call(int call, int warmups, int timed) {
+    if (call < warmups)
+      return "warm-up call " + std::to_string(call + 1) + " of " + std::to_string(warmups);
+    if (call < warmups + timed)
+      return "timed call " + std::to_string(call - warmups + 1) + " of " + std::to_string(timed);
+    return "a call after the timed loop";
+  }
+
+  // (offset, bytes) of the pieces the off-stream check copies.
+  static std::vector<std::pair<std::size_t, std::size_t>> sampled_ranges(std::size_t bytes) {
+    if (bytes <= kWholeSampleBytes) return {{0, bytes}};
+    std::vector<std::pair<std::size_t, std::size_t>> ranges = {
+        {0, kEdgeSampleBytes},
+        {bytes / 2 - kEdgeSampleBytes / 2, kEdgeSampleBytes},
+        {bytes - kEdgeSampleBytes, kEdgeSampleBytes}};
+    for (int k = 0; k < kStridedSamples; ++k)
+      ranges.emplace_back(std::min(bytes / kStridedSamples * k, bytes - kStridedSampleBytes),
+                          kStridedSampleBytes);
+    return ranges;
+  }
+
+  const TimedIo& io_;
+  cudaStream_t stream_;
+  int blocks_;
+  int rows_;  // one per call, then one for the comparison of the two golden copies
+  DeviceBuffer<unsigned long long> counters_;
+  std::vector<DeviceBuffer<unsigned char>> golden_storage_[2];
+  bool has_golden_[2] = {false, false};
+};
+
 Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit unit,
                              const std::function<void(cudaStream_t)>& run, double budget_s) {
+  return time_checked(name, work_per_run, unit, run, nullptr, budget_s);
+}
+
+Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit unit,
+                             const std::function<void(cudaStream_t)>& run, const TimedIo& io,
+                             double budget_s) {
+  return time_checked(name, work_per_run, unit, run, &io, budget_s);
+}
+
+Measurement& Benchmark::time_checked(const std::string& name, double work_per_run, Unit unit,
+                                     const std::function<void(cudaStream_t)>& run,
+                                     const TimedIo* io, double budget_s) {
   const double budget = budget_s > 0.0 ? budget_s : options_.budget_s;
   measurements_.push_back({});
   Measurement& m = measurements_.back();
@@ -125,34 +410,140 @@ Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit 
   m.work_per_run = work_per_run;
   try {
     reset_cache_state();
-    GpuTimer timer(stream());
+    std::optional<CallChecker> checker;
+    if (io != nullptr)
+      checker.emplace(*io, stream(), prop_.multiProcessorCount * 4,
+                      kWarmups + options_.max_repeats + 2 * kCallsAfterLoop);
+    CallChecker* const checked = checker ? &*checker : nullptr;
 
-    for (int warmup = 0; warmup < 2; ++warmup) run(stream());
-    stream_->synchronize();
-
-    const auto began = std::chrono::steady_clock::now();
-    while (static_cast<int>(m.samples_ms.size()) < options_.max_repeats) {
-      flush_l2();
-      timer.start();
-      run(stream());
-      timer.stop();
-      m.samples_ms.push_back(timer.elapsed_ms());
-      const int count = static_cast<int>(m.samples_ms.size());
-      if (count < options_.min_repeats) continue;
-      const double spent =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-      if (spent > budget || relative_spread(m.samples_ms) < options_.target_spread) break;
-    }
+    warm_up(run, checked);
+    timed_loop(m, budget, run, checked);
     CUDA_CHECK(cudaGetLastError());
     m.median_ms = median(m.samples_ms);
     m.min_ms = *std::min_element(m.samples_ms.begin(), m.samples_ms.end());
     m.max_ms = *std::max_element(m.samples_ms.begin(), m.samples_ms.end());
     m.rate = rate_of(work_per_run, m.median_ms, unit);
+
+    // Calls after the loop get even numbers: input version 0, the original inputs.
+    const int timed = static_cast<int>(m.samples_ms.size());
+    int call = kWarmups + timed;
+    call += call % 2;
+    std::vector<std::string> problems;
+    if (checked != nullptr && checked->has_outputs() && !io->waits_for_stream) {
+      problems.push_back(off_stream_problem(run, *checked, call));
+      call += 2;
+    }
+    problems.push_back(host_time_problem(m, run, checked, call));
+    if (checked != nullptr)
+      for (std::string& problem : checked->problems(kWarmups, timed))
+        problems.push_back(std::move(problem));
+    for (const std::string& problem : problems) {
+      if (problem.empty()) continue;
+      m.valid = false;
+      m.problem += (m.problem.empty() ? "" : "; ") + problem;
+    }
   } catch (const std::exception& error) {
     m.valid = false;
     m.problem = error.what();
   }
   return m;
+}
+
+void Benchmark::warm_up(const std::function<void(cudaStream_t)>& run, CallChecker* checker) {
+  for (int call = 0; call < kWarmups; ++call) {
+    if (checker != nullptr) checker->prepare(call);
+    run(stream());
+    if (checker != nullptr) checker->check(call);
+  }
+  stream_->synchronize();
+}
+
+void Benchmark::timed_loop(Measurement& m, double budget,
+                           const std::function<void(cudaStream_t)>& run, CallChecker* checker) {
+  GpuTimer timer(stream());
+  const auto began = std::chrono::steady_clock::now();
+  while (static_cast<int>(m.samples_ms.size()) < options_.max_repeats) {
+    const int call = kWarmups + static_cast<int>(m.samples_ms.size());
+    if (checker != nullptr) checker->prepare(call);
+    flush_l2();  // last before the timed call, so the poison and the input change are evicted
+    timer.start();
+    run(stream());
+    timer.stop();
+    // Enqueued behind the stop event: the comparison is never timed, and needs no wait here.
+    if (checker != nullptr) checker->check(call);
+    m.samples_ms.push_back(timer.elapsed_ms());
+    const int count = static_cast<int>(m.samples_ms.size());
+    if (count < options_.min_repeats) continue;
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (spent > budget || relative_spread(m.samples_ms) < options_.target_spread) break;
+  }
+}
+
+std::string Benchmark::off_stream_problem(const std::function<void(cudaStream_t)>& run,
+                                          CallChecker& checker, int call) {
+  checker.prepare(call);
+  stream_->synchronize();
+  const std::vector<unsigned char> before = checker.sample();
+  bool changed = false;
+  bool gave_up = false;
+  {
+    StreamGate gate(stream());
+    run(stream());
+    drain_other_streams(kDrainTimeoutS);
+    for (int poll = 0; poll <= kOffStreamPolls && !changed; ++poll) {
+      if (poll > 0) std::this_thread::sleep_for(kOffStreamPollInterval);
+      changed = checker.sample() != before;
+    }
+    gate.open();
+    gave_up = gate.gave_up();
+  }
+  stream_->synchronize();
+  checker.check(call);
+  // Once the gate gave up the stream ran, so a changed output says nothing more.
+  if (gave_up)
+    return "the launcher waited for the device instead of only enqueueing work on its stream "
+           "(cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous copy; "
+           "COURSE_SYNC_LAUNCHES=1 does it too)";
+  if (changed)
+    return "the output was written while the benchmark's stream was held: the work ran "
+           "outside the stream it was given (default stream, a stream of its own, the host)";
+  return "";
+}
+
+std::string Benchmark::host_time_problem(Measurement& m,
+                                         const std::function<void(cudaStream_t)>& run,
+                                         CallChecker* checker, int call) {
+  Event start, stop;
+  double best_wall_ms = std::numeric_limits<double>::infinity();
+  float stream_ms_of_best = 0.0f;
+  for (int k = 0; k < kHostTimedCalls; ++k, call += 2) {
+    if (checker != nullptr) checker->prepare(call);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto began = std::chrono::steady_clock::now();
+    start.record(stream());
+    run(stream());
+    stop.record(stream());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const double wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+            .count();
+    if (checker != nullptr) checker->check(call);
+    float stream_ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&stream_ms, start, stop));
+    if (wall_ms < best_wall_ms) {
+      best_wall_ms = wall_ms;
+      stream_ms_of_best = stream_ms;
+    }
+  }
+  m.host_ms = best_wall_ms;
+  if (best_wall_ms <= kHostTimeFactor * m.median_ms + kHostTimeSlackMs) return "";
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the call took %.3f ms of wall time but only %.3f ms on its stream (timed "
+                "median %.3f ms): work ran on the host or outside the stream",
+                best_wall_ms, static_cast<double>(stream_ms_of_best), m.median_ms);
+  return text;
 }
 
 Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name) {
@@ -161,9 +552,12 @@ Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name)
   in.fill_bytes(0x3c);
   const int threads = 256;
   const int blocks = prop_.multiProcessorCount * 8;
-  return time(name, 2.0 * static_cast<double>(in.bytes()), Unit::GBps, [&](cudaStream_t s) {
-    copy_float4_kernel<<<blocks, threads, 0, s>>>(in.data(), out.data(), count);
-  });
+  return time(
+      name, 2.0 * static_cast<double>(in.bytes()), Unit::GBps,
+      [&](cudaStream_t s) {
+        copy_float4_kernel<<<blocks, threads, 0, s>>>(in.data(), out.data(), count);
+      },
+      TimedIo{{exact_output(out, name + " output")}});
 }
 
 Measurement* Benchmark::find(const std::string& name) {
@@ -210,7 +604,8 @@ int Benchmark::finish() {
 
   if (!options_.json_path.empty()) {
     JsonWriter json;
-    json.begin_object().field("schema", 1).field("title", title_);
+    // The run's nonce marks the file as the harness's own (course/results.h).
+    json.begin_object().field("schema", 1).field("title", title_).field("nonce", results_nonce());
     json.key("device").begin_object();
     json.field("name", prop_.name)
         .field("cc", std::to_string(prop_.major) + "." + std::to_string(prop_.minor))
@@ -230,6 +625,7 @@ int Benchmark::finish() {
           .field("rate", m.rate)
           .field("valid", m.valid)
           .field("problem", m.problem)
+          .field("host_ms", m.host_ms)
           .end_object();
     }
     json.end_array();

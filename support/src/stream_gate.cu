@@ -82,7 +82,7 @@ std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
   cudaStream_t side = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   const cudaError_t copied =
-      cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDeviceToHost, side);
+      cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDefault, side);
   const cudaError_t synced = cudaStreamSynchronize(side);
   cudaStreamDestroy(side);
   CUDA_CHECK(copied);

@@ -116,6 +116,9 @@ std::vector<std::string> changed_buffers(const std::vector<Watched>& watched,
 
 ::testing::AssertionResult keeps_to_stream(const std::function<void(cudaStream_t)>& launch,
                                            const std::vector<Watched>& watched) {
+  // Whatever the test enqueued before (poisoning the outputs on the legacy stream) is done
+  // before the "before" pictures are taken.
+  CUDA_CHECK(cudaDeviceSynchronize());
   Stream stream(cudaStreamNonBlocking);
   std::vector<std::vector<unsigned char>> before;
   for (const auto& w : watched) before.push_back(course::snapshot(w.data, w.bytes));

@@ -1,15 +1,23 @@
 // GPU tests of the support library (skipped, exit 77, without a GPU). The benchmark harness:
 // state an exercise leaves behind cannot favour or penalise the next measurement
 // (persisting-L2 set-aside, an access policy window and a cache preference are all undone by
-// Benchmark::time before it measures). The device-side fills: the values a CPU reference
+// Benchmark::time before it measures); every timed call is checked, so a launcher that skips
+// its work, returns a cached result or works outside the stream it is given is invalid, and an
+// honest one is not. The device-side fills: the values a CPU reference
 // recomputes with course::hashed_* are the ones on the device. The guarded output: a kernel
 // writing one element too many, or one too early, is reported with the offset.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <numeric>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/bench.h"
@@ -25,6 +33,235 @@ course::Benchmark make_benchmark() {
   static char name[] = "benchmark_gpu_test";
   static char* argv[] = {name, nullptr};
   return course::Benchmark(1, argv, "benchmark_gpu_test");
+}
+
+// Exactly kQuickRepeats timed calls: the per-call checks are what these tests look at, not
+// the timing.
+constexpr int kQuickRepeats = 5;
+
+course::Benchmark make_quick_benchmark() {
+  static char name[] = "benchmark_gpu_test";
+  static char repeats_flag[] = "--repeats";
+  static std::string repeats = std::to_string(kQuickRepeats);
+  static char* argv[] = {name, repeats_flag, repeats.data(), nullptr};
+  return course::Benchmark(3, argv, "benchmark_gpu_test");
+}
+
+constexpr std::size_t kOutputCount = std::size_t{1} << 16;
+
+float random_value() {
+  auto rng = course::testing::case_rng();
+  return std::uniform_real_distribution<float>(1.0f, 2.0f)(rng);
+}
+
+::testing::AssertionResult mentions(const course::Measurement& m, const std::string& text) {
+  if (m.problem.find(text) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the problem does not say \"" << text << "\": \""
+                                       << m.problem << "\"";
+}
+
+TEST(BenchmarkCalls, AnHonestRunStaysValid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "honest", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) { course_test::write_range(out.data(), 0, kOutputCount, value, s); },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_TRUE(m.valid) << m.problem;
+  EXPECT_EQ(m.samples_ms.size(), static_cast<std::size_t>(kQuickRepeats));
+  EXPECT_GT(m.host_ms, 0.0);
+  EXPECT_EQ(out.download(), std::vector<float>(kOutputCount, value));
+}
+
+TEST(BenchmarkCalls, SkippingTheWorkAfterTheFirstCallIsInvalid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  int calls = 0;
+  const auto& m = bench.time(
+      "works_once", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        if (calls++ == 0) course_test::write_range(out.data(), 0, kOutputCount, value, s);
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "warm-up call 2 of 2 left "));
+  EXPECT_TRUE(mentions(m, " bytes of out different from the first warm-up"));
+  EXPECT_TRUE(mentions(m, "the work was skipped or its result cached"));
+}
+
+TEST(BenchmarkCalls, SkippingTimedCallsNamesTheFirstSkippedOne) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  int calls = 0;
+  const int honest_calls = 2 + 3;  // both warm-ups and three timed calls
+  const auto& m = bench.time(
+      "tires", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        if (calls++ < honest_calls)
+          course_test::write_range(out.data(), 0, kOutputCount, value, s);
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "timed call 4 of " + std::to_string(kQuickRepeats) + " left"));
+  EXPECT_TRUE(mentions(m, "the work was skipped or its result cached"));
+}
+
+// Seeded ints and their sum: a large input, an 8-byte output.
+struct SumCase {
+  std::vector<int> host;
+  course::DeviceBuffer<int> in;
+  course::DeviceBuffer<long long> out{1};
+  long long expected = 0;
+  explicit SumCase(std::vector<int> values)
+      : host(std::move(values)), in(host),
+        expected(std::accumulate(host.begin(), host.end(), 0LL)) {}
+};
+
+SumCase make_sum_case() {
+  auto rng = course::testing::case_rng();
+  std::uniform_int_distribution<int> value(-1000, 1000);
+  std::vector<int> host(kOutputCount);
+  for (int& v : host) v = value(rng);
+  return SumCase(std::move(host));
+}
+
+TEST(BenchmarkCalls, AnHonestSumWithVaryingInputsStaysValidAndEndsOnTheOriginalInputs) {
+  auto bench = make_quick_benchmark();
+  SumCase sum = make_sum_case();
+  const auto flip_lowest_bit = [](int v) { return v ^ 1; };
+  const auto& m = bench.time(
+      "honest_sum", static_cast<double>(sum.in.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        course_test::sum_ints(sum.in.data(), static_cast<int>(kOutputCount), sum.out.data(), s);
+      },
+      course::TimedIo{
+          {course::exact_output(sum.out, "sum")},
+          course::alternate_element(sum.in.data(), sum.host.size() / 3, flip_lowest_bit)});
+  EXPECT_TRUE(m.valid) << m.problem;
+  EXPECT_EQ(sum.out.download(), std::vector<long long>{sum.expected})
+      << "the calls after the timed loop use the original inputs";
+  EXPECT_EQ(sum.in.download(), sum.host) << "the original inputs are restored";
+}
+
+TEST(BenchmarkCalls, AResultCachedByPointerIsInvalid) {
+  auto bench = make_quick_benchmark();
+  SumCase sum = make_sum_case();
+  // Computes once per input pointer, then copies the remembered sum: on the stream, and fast.
+  std::map<const int*, course::DeviceBuffer<long long>> cache;
+  const auto cached_sum = [&](cudaStream_t s) {
+    auto found = cache.find(sum.in.data());
+    if (found == cache.end()) {
+      found = cache.emplace(sum.in.data(), course::DeviceBuffer<long long>(1)).first;
+      course_test::sum_ints(sum.in.data(), static_cast<int>(kOutputCount), found->second.data(),
+                            s);
+    }
+    CUDA_CHECK(cudaMemcpyAsync(sum.out.data(), found->second.data(), sizeof(long long),
+                               cudaMemcpyDeviceToDevice, s));
+  };
+  const auto& m = bench.time(
+      "cached_sum", static_cast<double>(sum.in.bytes()), course::Unit::GBps, cached_sum,
+      course::TimedIo{{course::exact_output(sum.out, "sum")},
+                      course::alternate_element(sum.in.data(), 0, [](int v) { return v ^ 1; })});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "the output did not change when the input did: results cached"));
+}
+
+TEST(BenchmarkCalls, ALaunchOnTheLegacyDefaultStreamIsInvalid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "legacy_stream", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t) {
+        course_test::write_range(out.data(), 0, kOutputCount, value, cudaStreamLegacy);
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "the output was written while the benchmark's stream was held"));
+}
+
+TEST(BenchmarkCalls, AStreamOfTheLaunchersOwnIsInvalid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  course::Stream own(cudaStreamNonBlocking);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "own_stream", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t) { course_test::write_range(out.data(), 0, kOutputCount, value, own); },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "outside the stream"));
+}
+
+TEST(BenchmarkCalls, ComputingOnTheHostAndCopyingSynchronouslyIsInvalid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  std::vector<float> host(kOutputCount);
+  const auto& m = bench.time(
+      "host_work", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t) {
+        std::fill(host.begin(), host.end(), value);
+        CUDA_CHECK(cudaMemcpy(out.data(), host.data(), out.bytes(), cudaMemcpyHostToDevice));
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "the output was written while the benchmark's stream was held"));
+}
+
+TEST(BenchmarkCalls, WaitingForTheDeviceInsideTheLauncherIsInvalid) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "waits", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        course_test::write_range(out.data(), 0, kOutputCount, value, s);
+        CUDA_CHECK(cudaDeviceSynchronize());
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "the launcher waited for the device"));
+}
+
+TEST(BenchmarkCalls, ALauncherThatWaitsByItsContractIsNotHeld) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "waits_by_contract", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        course_test::write_range(out.data(), 0, kOutputCount, value, s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      },
+      course::TimedIo{{course::exact_output(out, "out")}, {}, true});
+  EXPECT_TRUE(m.valid) << m.problem;
+}
+
+// A launcher whose output moves by one unit in the last place from call to call, as float
+// atomics may: invalid byte for byte, valid within a tolerance.
+TEST(BenchmarkCalls, AToleranceAcceptsRoundingThatChangesBetweenCalls) {
+  const float value = random_value();
+  const float next = std::nextafter(value, 3.0f);
+  for (const bool within_tolerance : {false, true}) {
+    SCOPED_TRACE(within_tolerance ? "compared within a tolerance" : "compared byte for byte");
+    auto bench = make_quick_benchmark();
+    course::DeviceBuffer<float> out(kOutputCount);
+    int calls = 0;
+    const auto output = within_tolerance ? course::close_output(out, {1e-5, 0.0}, "out")
+                                         : course::exact_output(out, "out");
+    const auto& m = bench.time(
+        "rounding", static_cast<double>(out.bytes()), course::Unit::GBps,
+        [&](cudaStream_t s) {
+          const float written = calls++ % 2 == 0 ? value : next;
+          course_test::write_range(out.data(), 0, kOutputCount, written, s);
+        },
+        course::TimedIo{{output}});
+    EXPECT_EQ(m.valid, within_tolerance) << m.problem;
+  }
 }
 
 TEST(BenchmarkState, PersistingL2AndCacheConfigAreResetBeforeMeasuring) {

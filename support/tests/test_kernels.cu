@@ -13,7 +13,27 @@ __global__ void write_range_kernel(float* data, std::ptrdiff_t first, std::ptrdi
   if (i < last) data[i] = value;
 }
 
+constexpr int kSumThreads = 256;
+
+__global__ void sum_ints_kernel(const int* in, int n, long long* out) {
+  __shared__ long long partial[kSumThreads];
+  long long total = 0;
+  for (int i = threadIdx.x; i < n; i += kSumThreads) total += in[i];
+  partial[threadIdx.x] = total;
+  __syncthreads();
+  for (int half = kSumThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = partial[0];
+}
+
 }  // namespace
+
+void sum_ints(const int* in, int n, long long* out, cudaStream_t stream) {
+  sum_ints_kernel<<<1, kSumThreads, 0, stream>>>(in, n, out);
+  CUDA_CHECK_LAUNCH();
+}
 
 void write_range(float* data, std::ptrdiff_t first, std::ptrdiff_t last, float value,
                  cudaStream_t stream) {

@@ -12,4 +12,8 @@ namespace course_test {
 void write_range(float* data, std::ptrdiff_t first, std::ptrdiff_t last, float value,
                  cudaStream_t stream);
 
+// *out = the sum of in[0, n), by one block: a small output computed from a large input, the
+// shape of work whose result a launcher could cache.
+void sum_ints(const int* in, int n, long long* out, cudaStream_t stream);
+
 }  // namespace course_test

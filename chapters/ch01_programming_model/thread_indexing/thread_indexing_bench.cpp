@@ -13,9 +13,13 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t count = std::size_t{grid.x} * grid.y * grid.z * block.x * block.y * block.z;
   course::DeviceBuffer<int> block_rank(count), thread_rank(count);
   const double bytes_written = 2.0 * sizeof(int) * static_cast<double>(count);
-  bench.time("record_thread_ranks_3d", bytes_written, course::Unit::GBps, [&](cudaStream_t s) {
-    record_thread_ranks_3d(grid, block, block_rank.data(), thread_rank.data(), s);
-  });
+  bench.time(
+      "record_thread_ranks_3d", bytes_written, course::Unit::GBps,
+      [&](cudaStream_t s) {
+        record_thread_ranks_3d(grid, block, block_rank.data(), thread_rank.data(), s);
+      },
+      course::TimedIo{{course::exact_output(block_rank, "block_rank"),
+                       course::exact_output(thread_rank, "thread_rank")}});
   // The last thread of the last block writes the last element of each output.
   int last_block = -1, last_thread = -1;
   CUDA_CHECK(cudaMemcpy(&last_block, block_rank.data() + count - 1, sizeof(int),

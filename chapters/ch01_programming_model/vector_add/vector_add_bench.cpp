@@ -19,8 +19,10 @@ void course::run_benchmark(course::Benchmark& bench) {
   c.fill_bytes(course::kPoisonByte);
 
   bench.copy_ceiling(static_cast<std::size_t>(bytes / 2));
-  bench.time("vector_add", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { vector_add(a.data(), b.data(), c.data(), n, s); });
+  bench.time(
+      "vector_add", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { vector_add(a.data(), b.data(), c.data(), n, s); },
+      course::TimedIo{{course::exact_output(c, "c")}});
   bench.check("vector_add", course::compare_exact(vector_add_reference(a_host, b_host),
                                                   c.download(), {{}, "c"}));
 }

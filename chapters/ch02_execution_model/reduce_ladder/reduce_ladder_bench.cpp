@@ -11,7 +11,9 @@
 //                                       256 and 1024 (graded for rungs 6 and 7)
 // Rungs 1 to 4 are limited by instructions and latency, not by DRAM, so their fraction of CUB
 // changes with the GPU's bandwidth; a speedup over an earlier rung timed in the same process
-// does not. Every measurement's sum is checked.
+// does not. Every measurement's sum is checked, after every call: the calls alternate between
+// the input and the input with one element changed, so a sum remembered from an earlier call
+// is caught.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,10 +47,16 @@ void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t temp_bytes = cub_reduce_sum_temp_bytes(n);
   course::DeviceBuffer<unsigned char> temp(temp_bytes);
   course::DeviceBuffer<long long> out(1);
+  // Flipping the lowest bit of one element moves the sum by one.
+  const course::TimedIo sums_in{
+      {course::exact_output(out, "sum")},
+      course::alternate_element(in.data(), static_cast<std::size_t>(seed % n),
+                                [](int value) { return value ^ 1; })};
   out.fill_bytes(course::kPoisonByte);
-  bench.time("cub_reduce_sum", bytes, course::Unit::GBps, [&](cudaStream_t s) {
-    cub_reduce_sum(in.data(), n, out.data(), temp.data(), temp_bytes, s);
-  });
+  bench.time(
+      "cub_reduce_sum", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { cub_reduce_sum(in.data(), n, out.data(), temp.data(), temp_bytes, s); },
+      sums_in);
   bench.check("cub_reduce_sum", course::compare_exact(want, out.download(), {{}, "CUB sum"}));
 
   // Times one launcher of the ladder's shape at one block size, its *out poisoned first.
@@ -56,9 +64,10 @@ void course::run_benchmark(course::Benchmark& bench) {
   const auto time_rung = [&](const std::string& label, Launcher launch, int block_size) {
     course::DeviceBuffer<long long> partial(reduce_partial_capacity(n, block_size));
     out.fill_bytes(course::kPoisonByte);
-    bench.time(label, bytes, course::Unit::GBps, [&](cudaStream_t s) {
-      launch(in.data(), n, block_size, partial.data(), out.data(), s);
-    });
+    bench.time(
+        label, bytes, course::Unit::GBps,
+        [&](cudaStream_t s) { launch(in.data(), n, block_size, partial.data(), out.data(), s); },
+        sums_in);
     bench.check(label, course::compare_exact(want, out.download(), {{}, "sum"}));
   };
 

@@ -2,10 +2,11 @@
 // same run. Both rates use the same work (24 useful bytes per particle: x, y, vx, vy read,
 // x, y written), so their ratio is the speedup.
 //
-// Benchmark::time runs the drift an unknown number of times (warm-up plus repeats), so the
-// timed buffers end in a state that depends on the repeat count. Each side is therefore
-// checked afterwards on a fresh copy: regenerate the particles, drift once, compare exactly
-// with the host reference for one drift.
+// The drift updates the particles in place, so before every call Benchmark::time restores them
+// (TimedIo::vary): version 0 the original particles, version 1 particles of another seed, so
+// that every call's output is known and a remembered one is caught. The calls after the timed
+// loop are version 0: each side ends holding one drift of the original particles, compared
+// exactly with the host reference.
 #include "aos_to_soa.h"
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include "aos_to_soa_baseline.h"
 #include "aos_to_soa_common.h"
 #include "course/bench.h"
+#include "course/buffers.h"
+#include "course/device_random.h"
 #include "course/random.h"
 
 namespace {
@@ -48,24 +51,24 @@ void poison_and_convert(SoABuffers& soa, const Particle* aos, int n, cudaStream_
 
 void course::run_benchmark(course::Benchmark& bench) {
   const int n = 1 << 25;  // 1 GiB as AoS, far beyond the L2
+  const auto count = static_cast<std::size_t>(n);
   const double bytes = 24.0 * n;
   const std::uint64_t seed = course::make_rng("aos_to_soa_bench")();
+  const std::uint64_t other_seed = seed + 1;
   const cudaStream_t stream = bench.stream();
-  course::DeviceBuffer<Particle> aos(n);
-  // Regenerates the original particles (the fill is a pure function of seed and index).
-  auto fresh_particles = [&] {
-    fill_particles_hash(aos.data(), n, seed, stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-  };
-  fresh_particles();
+  course::DeviceBuffer<Particle> aos(count);
+  fill_particles_hash(aos.data(), n, seed, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
   const auto particles = aos.download();
 
-  bench.time("drift_aos", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { drift_aos_baseline(aos.data(), kDt, n, s); });
+  const course::TimedIo drifts_aos{
+      {course::exact_output(aos, "particles")}, [&](cudaStream_t s, int call) {
+        fill_particles_hash(aos.data(), n, call % 2 == 0 ? seed : other_seed, s);
+      }};
+  bench.time(
+      "drift_aos", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { drift_aos_baseline(aos.data(), kDt, n, s); }, drifts_aos);
   // The same check as the SoA side, so both measurements are held to one standard.
-  fresh_particles();
-  drift_aos_baseline(aos.data(), kDt, n, stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
   {
     const auto after = aos.download();
     for (int f = 0; f < 8; ++f)
@@ -74,15 +77,35 @@ void course::run_benchmark(course::Benchmark& bench) {
                                                      {{}, "aos field " + std::to_string(f)}));
   }
 
-  fresh_particles();
+  fill_particles_hash(aos.data(), n, seed, stream);
   SoABuffers soa(n);
   poison_and_convert(soa, aos.data(), n, stream);
-  bench.time("drift_soa", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { drift_soa(soa.view(), kDt, n, s); });
-  // aos was not touched since fresh_particles(), so this converts the original particles.
-  poison_and_convert(soa, aos.data(), n, stream);
-  drift_soa(soa.view(), kDt, n, stream);
+  // The drift writes only x and y: keep both versions of them to restore before every call.
+  const ParticlesSoA fields = soa.view();
+  const std::size_t field_bytes = count * sizeof(float);
+  course::DeviceBuffer<float> x_original(count), y_original(count), x_other(count),
+      y_other(count);
+  CUDA_CHECK(cudaMemcpyAsync(x_original.data(), fields.x, field_bytes, cudaMemcpyDeviceToDevice,
+                             stream));
+  CUDA_CHECK(cudaMemcpyAsync(y_original.data(), fields.y, field_bytes, cudaMemcpyDeviceToDevice,
+                             stream));
+  // Positions in [-10, 10), like fill_particles_hash's.
+  course::fill_hashed(x_other.data(), count, other_seed, stream, -10.0f, 10.0f);
+  course::fill_hashed(y_other.data(), count, other_seed + 1, stream, -10.0f, 10.0f);
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  const course::TimedIo drifts_soa{
+      {course::exact_output(fields.x, field_bytes, "soa.x"),
+       course::exact_output(fields.y, field_bytes, "soa.y")},
+      [&](cudaStream_t s, int call) {
+        const bool original = call % 2 == 0;
+        CUDA_CHECK(cudaMemcpyAsync(fields.x, (original ? x_original : x_other).data(),
+                                   field_bytes, cudaMemcpyDeviceToDevice, s));
+        CUDA_CHECK(cudaMemcpyAsync(fields.y, (original ? y_original : y_other).data(),
+                                   field_bytes, cudaMemcpyDeviceToDevice, s));
+      }};
+  bench.time(
+      "drift_soa", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { drift_soa(soa.view(), kDt, n, s); }, drifts_soa);
   for (int f = 0; f < 8; ++f)
     bench.check("drift_soa", course::compare_exact(drifted_field(particles, f), soa.download(f),
                                                    {{}, "soa field " + std::to_string(f)}));

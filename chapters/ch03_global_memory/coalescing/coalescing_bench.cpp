@@ -59,10 +59,13 @@ void course::run_benchmark(course::Benchmark& bench) {
   for (int offset = 0; offset <= max_offset; ++offset) {
     const std::string name = "offset_copy_offset_" + two_digits(offset);
     out.fill_bytes(course::kPoisonByte);
-    auto& m = bench.time(name, 2.0 * sizeof(float) * n_offset, course::Unit::GBps,
-                         [&](cudaStream_t s) {
-                           offset_copy(in.data(), out.data(), n_offset, offset, s);
-                         });
+    // Exactly what the copy writes: out[offset, offset + n).
+    const course::TimedIo writes{{course::exact_output(
+        out.data() + offset, static_cast<std::size_t>(n_offset) * sizeof(float), "out")}};
+    auto& m = bench.time(
+        name, 2.0 * sizeof(float) * n_offset, course::Unit::GBps,
+        [&](cudaStream_t s) { offset_copy(in.data(), out.data(), n_offset, offset, s); },
+        writes);
     if (offset == 0 || offset == 1 || offset == max_offset) {
       positions = {static_cast<std::size_t>(offset),
                    static_cast<std::size_t>(offset) + n_offset - 1};
@@ -75,10 +78,14 @@ void course::run_benchmark(course::Benchmark& bench) {
   for (int stride = 1; stride <= max_stride; ++stride) {
     const std::string name = "strided_copy_stride_" + two_digits(stride);
     out.fill_bytes(course::kPoisonByte);
-    auto& m = bench.time(name, 2.0 * sizeof(float) * n_stride, course::Unit::GBps,
-                         [&](cudaStream_t s) {
-                           strided_copy(in.data(), out.data(), n_stride, stride, s);
-                         });
+    // From out[0] to out[(n - 1) * stride]: the elements between stay poisoned in every call.
+    const std::size_t reach = static_cast<std::size_t>(n_stride - 1) * stride + 1;
+    const course::TimedIo writes{
+        {course::exact_output(out.data(), reach * sizeof(float), "out")}};
+    auto& m = bench.time(
+        name, 2.0 * sizeof(float) * n_stride, course::Unit::GBps,
+        [&](cudaStream_t s) { strided_copy(in.data(), out.data(), n_stride, stride, s); },
+        writes);
     if (stride == 1 || stride == 2 || stride == max_stride) {
       positions = {0, static_cast<std::size_t>(n_stride - 1) * stride};
       for (int k = 0; k < 4096; ++k)

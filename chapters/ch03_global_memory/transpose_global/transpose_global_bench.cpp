@@ -19,8 +19,11 @@ void course::run_benchmark(course::Benchmark& bench) {
   CUDA_CHECK(cudaDeviceSynchronize());
 
   bench.copy_ceiling(n * sizeof(float));
-  bench.time("naive_read_rows", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { transpose_naive_baseline(in.data(), out.data(), nx, ny, s); });
+  const course::TimedIo writes_out{{course::exact_output(out, "out")}};
+  bench.time(
+      "naive_read_rows", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { transpose_naive_baseline(in.data(), out.data(), nx, ny, s); },
+      writes_out);
   const auto expected = out.download();
 
   const struct {
@@ -32,8 +35,9 @@ void course::run_benchmark(course::Benchmark& bench) {
                   {"transpose_diagonal", transpose_diagonal}};
   for (const auto& v : variants) {
     out.fill_bytes(course::kPoisonByte);
-    bench.time(v.name, bytes, course::Unit::GBps,
-               [&](cudaStream_t s) { v.run(in.data(), out.data(), nx, ny, s); });
+    bench.time(
+        v.name, bytes, course::Unit::GBps,
+        [&](cudaStream_t s) { v.run(in.data(), out.data(), nx, ny, s); }, writes_out);
     bench.check(v.name, course::compare_exact(expected, out.download(),
                                               {{static_cast<std::size_t>(nx),
                                                 static_cast<std::size_t>(ny)},

@@ -36,11 +36,14 @@ void course::run_benchmark(course::Benchmark& bench) {
   auto measure = [&](const char* name, void (*call)(const float*, float*, float, float, int,
                                                     cudaStream_t)) {
     std::memset(out.data(), course::kPoisonByte, n * sizeof(float));
-    bench.time(name, bytes, course::Unit::GBps, [&](cudaStream_t s) {
-      prefetch_to_host(in.data(), in.bytes(), s);
-      prefetch_to_host(out.data(), out.bytes(), s);
-      call(in.data(), out.data(), factor, offset, n, s);
-    });
+    bench.time(
+        name, bytes, course::Unit::GBps,
+        [&](cudaStream_t s) {
+          prefetch_to_host(in.data(), in.bytes(), s);
+          prefetch_to_host(out.data(), out.bytes(), s);
+          call(in.data(), out.data(), factor, offset, n, s);
+        },
+        course::TimedIo{{course::exact_output(out, "out")}});
     CUDA_CHECK(cudaDeviceSynchronize());
     bench.check(name, course::compare_close(expected.data(), out.data(), n, tolerance,
                                             {{}, "out"}));
@@ -53,9 +56,10 @@ void course::run_benchmark(course::Benchmark& bench) {
   std::memcpy(mapped.data(), values.data(), n * sizeof(float));
   course::DeviceBuffer<float> dev_out(n);
   dev_out.fill_bytes(course::kPoisonByte);
-  bench.time("zero_copy", bytes, course::Unit::GBps, [&](cudaStream_t s) {
-    saxpy_zero_copy(mapped.data(), dev_out.data(), factor, offset, n, s);
-  });
+  bench.time(
+      "zero_copy", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { saxpy_zero_copy(mapped.data(), dev_out.data(), factor, offset, n, s); },
+      course::TimedIo{{course::exact_output(dev_out, "out")}});
   bench.check("zero_copy", course::compare_close(expected, dev_out.download(), tolerance,
                                                  {{}, "out"}));
 }

@@ -21,14 +21,18 @@ void course::run_benchmark(course::Benchmark& bench) {
   bench.copy_ceiling(static_cast<std::size_t>(n) * sizeof(float), "copy");
 
   out.fill_bytes(course::kPoisonByte);
-  bench.time("sync_tiles", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { async_copy_sync_tiles(in.data(), out.data(), n, s); });
+  bench.time(
+      "sync_tiles", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { async_copy_sync_tiles(in.data(), out.data(), n, s); },
+      course::TimedIo{{course::exact_output(out, "out")}});
   // The course's synchronous kernel (tested against the same stencil formula) is the
   // reference for the student's timed output.
   const auto expected = out.download();
 
   out.fill_bytes(course::kPoisonByte);
-  bench.time("async_copy", bytes, course::Unit::GBps,
-             [&](cudaStream_t s) { async_copy(in.data(), out.data(), n, s); });
+  bench.time(
+      "async_copy", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { async_copy(in.data(), out.data(), n, s); },
+      course::TimedIo{{course::close_output(out, tolerance, "out")}});
   bench.check("async_copy", course::compare_close(expected, out.download(), tolerance, options));
 }

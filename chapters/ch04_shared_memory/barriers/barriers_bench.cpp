@@ -18,13 +18,17 @@ void course::run_benchmark(course::Benchmark& bench) {
   course::DeviceBuffer<long long> sums(static_cast<std::size_t>(n));
 
   rotated.fill_bytes(course::kPoisonByte);
-  bench.time("barriers_rotate", n, course::Unit::Gelems,
-             [&](cudaStream_t s) { barriers_rotate(in.data(), rotated.data(), n, s); });
+  bench.time(
+      "barriers_rotate", n, course::Unit::Gelems,
+      [&](cudaStream_t s) { barriers_rotate(in.data(), rotated.data(), n, s); },
+      course::TimedIo{{course::exact_output(rotated, "rotated")}});
   bench.check("barriers_rotate", course::compare_exact(barriers_rotate_reference(host),
                                                        rotated.download(), {{}, "rotated"}));
   sums.fill_bytes(course::kPoisonByte);
-  bench.time("barriers_segment_sum", n, course::Unit::Gelems,
-             [&](cudaStream_t s) { barriers_segment_sum(in.data(), sums.data(), n, s); });
+  bench.time(
+      "barriers_segment_sum", n, course::Unit::Gelems,
+      [&](cudaStream_t s) { barriers_segment_sum(in.data(), sums.data(), n, s); },
+      course::TimedIo{{course::exact_output(sums, "segment sums")}});
   bench.check("barriers_segment_sum",
               course::compare_exact(barriers_segment_sum_reference(host), sums.download(),
                                     {{}, "segment sums"}));

@@ -1,5 +1,7 @@
 // Throughput (values per second) of the student's histogram against global atomics and CUB's
 // DeviceHistogram::HistogramEven, on uniform and skewed data, all measured in the same run.
+// Every call's bins are checked, and every other call has one value moved to the next bin, so
+// bins remembered from an earlier call are caught.
 #include "histogram.h"
 
 #include <string>
@@ -27,10 +29,16 @@ void run_case(course::Benchmark& bench, const std::string& label, int num_bins, 
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   const auto expected = host_histogram(in.download(), num_bins);
   const double elems = static_cast<double>(n);
+  // num_bins is even, so flipping a value's lowest bit keeps it in range and moves it to the
+  // neighbouring bin.
+  const course::TimedIo counts_in{
+      {course::exact_output(bins, "bins")},
+      course::alternate_element(in.data(), course::run_seed() % n,
+                                [](unsigned value) { return value ^ 1u; })};
 
   auto measure = [&](const std::string& name, auto&& run) {
     bins.fill_bytes(course::kPoisonByte);
-    bench.time(name, elems, course::Unit::Gelems, run);
+    bench.time(name, elems, course::Unit::Gelems, run, counts_in);
     bench.check(name, course::compare_exact(expected, bins.download(), {{}, "bins of " + name}));
   };
   if (with_cub) {

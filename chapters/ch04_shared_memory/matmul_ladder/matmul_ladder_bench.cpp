@@ -1,7 +1,9 @@
 // Benchmark shared by every rung of the matrix-product ladder: FP32 throughput of the rung on a
 // 4096^3 product against cuBLAS SGEMM (FP32 arithmetic, no TF32) on the same inputs in the same
 // run. The rung's output is compared with cuBLAS's in full, and cuBLAS's with a double-precision
-// CPU value at sampled positions. Compiled once per rung with COURSE_EXERCISE (the rung's
+// CPU value at sampled positions. A copy of C is far cheaper than the product, so every call's
+// C is checked, with one element of A changed in every other call: a C remembered from an
+// earlier call is caught. Compiled once per rung with COURSE_EXERCISE (the rung's
 // launcher), COURSE_EXERCISE_NAME (its measurement name, a string literal) and
 // COURSE_EXERCISE_HEADER defined by the build.
 #include <cmath>
@@ -29,11 +31,18 @@ void course::run_benchmark(course::Benchmark& bench) {
   course::fill_hashed(a.data(), a_n, course::run_seed(), bench.stream());  // [-1, 1)
   course::fill_hashed(b.data(), b_n, course::run_seed() ^ 0x5bd1e995ull, bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
+  const course::Tolerance tolerance{1e-4, 1e-2};
+  // Adding 1 to one element of A changes a row of C.
+  const auto one_element_changed = course::alternate_element(
+      a.data(), course::run_seed() % a_n, [](float value) { return value + 1.0f; });
 
   c_cublas.fill_bytes(course::kPoisonByte);
-  bench.time("cublas_sgemm", flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
-    matmul_ladder_cublas(a.data(), b.data(), c_cublas.data(), M, N, K, s);
-  });
+  bench.time(
+      "cublas_sgemm", flops, course::Unit::TFLOPs,
+      [&](cudaStream_t s) {
+        matmul_ladder_cublas(a.data(), b.data(), c_cublas.data(), M, N, K, s);
+      },
+      course::TimedIo{{course::close_output(c_cublas, tolerance, "C")}, one_element_changed});
   const auto expected = c_cublas.download();
   {
     const auto a_host = a.download();
@@ -45,16 +54,17 @@ void course::run_benchmark(course::Benchmark& bench) {
       want.push_back(static_cast<float>(matmul_ladder_reference_at(a_host, b_host, N, K, i, j)));
       got.push_back(expected[static_cast<std::size_t>(i) * N + j]);
     }
-    bench.check("cublas_sgemm", course::compare_close(want, got, {1e-4, 1e-2},
+    bench.check("cublas_sgemm", course::compare_close(want, got, tolerance,
                                                       {{}, "cuBLAS C at sampled positions"}));
   }
 
   c.fill_bytes(course::kPoisonByte);
-  bench.time(COURSE_EXERCISE_NAME, flops, course::Unit::TFLOPs, [&](cudaStream_t s) {
-    COURSE_EXERCISE(a.data(), b.data(), c.data(), M, N, K, s);
-  });
+  bench.time(
+      COURSE_EXERCISE_NAME, flops, course::Unit::TFLOPs,
+      [&](cudaStream_t s) { COURSE_EXERCISE(a.data(), b.data(), c.data(), M, N, K, s); },
+      course::TimedIo{{course::close_output(c, tolerance, "C")}, one_element_changed});
   bench.check(COURSE_EXERCISE_NAME,
-              course::compare_close(expected, c.download(), {1e-4, 1e-2},
+              course::compare_close(expected, c.download(), tolerance,
                                     {{static_cast<std::size_t>(M),
                                       static_cast<std::size_t>(N)}, "C"}));
 }

@@ -22,23 +22,29 @@ void course::run_benchmark(course::Benchmark& bench) {
   const auto in_host = in.download();
 
   bench.copy_ceiling(n * sizeof(float), "copy_float4");
-  bench.time("copy_same_shape", bytes, course::Unit::GBps, [&](cudaStream_t s) {
-    transpose_shared_copy_same_shape(in.data(), out.data(), rows, cols, s);
-  });
+  const course::TimedIo writes_out{{course::exact_output(out, "out")}};
+  bench.time(
+      "copy_same_shape", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) {
+        transpose_shared_copy_same_shape(in.data(), out.data(), rows, cols, s);
+      },
+      writes_out);
   bench.check("copy_same_shape", course::compare_exact(in_host, out.download(), {{}, "copy"}));
 
   const auto expected = transpose_shared_reference(in_host, rows, cols);
   const course::CompareOptions options{{static_cast<std::size_t>(cols),
                                         static_cast<std::size_t>(rows)}, "out"};
   out.fill_bytes(course::kPoisonByte);
-  bench.time("transpose_naive", bytes, course::Unit::GBps, [&](cudaStream_t s) {
-    transpose_shared_naive(in.data(), out.data(), rows, cols, s);
-  });
+  bench.time(
+      "transpose_naive", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { transpose_shared_naive(in.data(), out.data(), rows, cols, s); },
+      writes_out);
   bench.check("transpose_naive", course::compare_exact(expected, out.download(), options));
 
   out.fill_bytes(course::kPoisonByte);
-  bench.time("transpose_shared", bytes, course::Unit::GBps, [&](cudaStream_t s) {
-    transpose_shared(in.data(), out.data(), rows, cols, s);
-  });
+  bench.time(
+      "transpose_shared", bytes, course::Unit::GBps,
+      [&](cudaStream_t s) { transpose_shared(in.data(), out.data(), rows, cols, s); },
+      writes_out);
   bench.check("transpose_shared", course::compare_exact(expected, out.download(), options));
 }

@@ -31,8 +31,9 @@ void course::run_benchmark(course::Benchmark& bench) {
   const auto measure = [&](const std::string& name, Launcher launch,
                            const std::vector<float>& expected) {
     y.fill_bytes(course::kPoisonByte);
-    bench.time(name, bytes, course::Unit::GBps,
-               [&](cudaStream_t s) { launch(x.data(), y.data(), n, s); });
+    bench.time(
+        name, bytes, course::Unit::GBps, [&](cudaStream_t s) { launch(x.data(), y.data(), n, s); },
+        course::TimedIo{{course::close_output(y, tolerance, "y")}});
     bench.check(name, course::compare_close(expected, y.download(), tolerance, {{}, "y"}));
   };
 

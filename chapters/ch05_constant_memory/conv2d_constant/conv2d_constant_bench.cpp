@@ -2,7 +2,9 @@
 // from global memory, on an 8192 x 8192 image for a 5x5 (radius 2) and a 15x15 (radius 7) mask,
 // all measured in the same run. Rates are effective bandwidth (image read + image written); a
 // float4 copy of the image is reported for context (radius 2 is close to memory-bound, radius 7
-// is bound by the loads and multiply-adds inside the SM).
+// is bound by the loads and multiply-adds inside the SM). Every call's output is checked, and
+// every other call has one pixel changed, so an output remembered from an earlier call (far
+// cheaper than the radius-7 filter) is caught.
 #include "conv2d_constant.h"
 
 #include <cstdint>
@@ -49,6 +51,9 @@ void course::run_benchmark(course::Benchmark& bench) {
   course::fill_hashed(in.data(), pixels, course::run_seed(), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
   const auto in_host = in.download();
+  // Adding 1 to one pixel changes the output around it (the mask's weights are not zero).
+  const auto one_pixel_changed = course::alternate_element(
+      in.data(), course::run_seed() % pixels, [](float value) { return value + 1.0f; });
 
   bench.copy_ceiling(pixels * sizeof(float), "copy");
 
@@ -60,12 +65,18 @@ void course::run_benchmark(course::Benchmark& bench) {
     for (std::size_t k = 0; k < mask.size(); ++k)
       mask[k] = course::hashed_float(pixels + 1000 * radius + k, course::run_seed());
     const course::DeviceBuffer<float> device_mask(mask);
+    const course::TimedIo writes_out{
+        {course::close_output(out, conv2d_constant_tolerance(radius), "out")},
+        one_pixel_changed};
 
     out.fill_bytes(course::kPoisonByte);
-    bench.time("conv2d_global_mask" + suffix, bytes, course::Unit::GBps, [&](cudaStream_t s) {
-      conv2d_constant_global_mask(in.data(), out.data(), kWidth, kHeight, device_mask.data(),
-                                  radius, s);
-    });
+    bench.time(
+        "conv2d_global_mask" + suffix, bytes, course::Unit::GBps,
+        [&](cudaStream_t s) {
+          conv2d_constant_global_mask(in.data(), out.data(), kWidth, kHeight, device_mask.data(),
+                                      radius, s);
+        },
+        writes_out);
     // The course kernel, checked on the CPU row by row, is the reference for the whole of the
     // student's timed output.
     const auto expected = out.download();
@@ -74,9 +85,12 @@ void course::run_benchmark(course::Benchmark& bench) {
 
     conv2d_constant_set_mask(mask.data(), radius);
     out.fill_bytes(course::kPoisonByte);
-    bench.time("conv2d_constant" + suffix, bytes, course::Unit::GBps, [&](cudaStream_t s) {
-      conv2d_constant(in.data(), out.data(), kWidth, kHeight, radius, s);
-    });
+    bench.time(
+        "conv2d_constant" + suffix, bytes, course::Unit::GBps,
+        [&](cudaStream_t s) {
+          conv2d_constant(in.data(), out.data(), kWidth, kHeight, radius, s);
+        },
+        writes_out);
     bench.check("conv2d_constant" + suffix,
                 course::compare_close(expected, out.download(),
                                       conv2d_constant_tolerance(radius),

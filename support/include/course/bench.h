@@ -3,6 +3,8 @@
 // Each measurement is warmed up, then repeated with the L2 cache flushed before every repeat
 // (a memset over a buffer twice the L2's size) and persisting-L2 state reset before each
 // measurement, until the spread is small or the time budget is spent; the median is reported.
+// Given the buffers the work writes (TimedIo), every call is checked, not only the last: see
+// Benchmark::time.
 // Ceilings (a device-to-device copy kernel) are measured in the same process, so the grader
 // scores ratios, never absolute times. Results go to the JSON file named by --json; the file
 // ends with "completed": true, which the grader requires.
@@ -10,10 +12,13 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "course/buffers.h"
@@ -34,7 +39,90 @@ struct Measurement {
   double rate = 0.0;          // work_per_run / median time, in `unit`
   bool valid = true;
   std::string problem;        // why it is not valid
+  // The fastest of a few calls timed by the host clock, from a synchronised device to a
+  // synchronised device: far above median_ms when the work ran on the host or off the stream.
+  double host_ms = 0.0;
 };
+
+// A buffer every timed call writes, in device or managed memory (not host memory).
+struct TimedOutput {
+  enum class Compare {
+    Exact,   // every byte equals the first call's
+    Float,   // every float is within `tolerance` of the first call's: for outputs whose
+             // rounding legitimately changes between calls (float atomics)
+    Double,  // the same for doubles
+  };
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  Compare compare = Compare::Exact;
+  Tolerance tolerance{};
+  std::string name = "output";  // in messages
+};
+
+// `bytes` bytes at `data`, compared byte for byte.
+inline TimedOutput exact_output(void* data, std::size_t bytes, std::string name) {
+  return {data, bytes, TimedOutput::Compare::Exact, {}, std::move(name)};
+}
+
+// The whole of a DeviceBuffer or ManagedBuffer, compared byte for byte.
+template <class Buffer>
+TimedOutput exact_output(Buffer& buffer, std::string name) {
+  return exact_output(buffer.data(), buffer.bytes(), std::move(name));
+}
+
+// The whole of a float or double buffer, compared within `tolerance`.
+template <class Buffer>
+TimedOutput close_output(Buffer& buffer, Tolerance tolerance, std::string name) {
+  using Value = std::remove_pointer_t<decltype(buffer.data())>;
+  static_assert(std::is_same_v<Value, float> || std::is_same_v<Value, double>,
+                "close_output compares floats or doubles; use exact_output for other types");
+  return {buffer.data(), buffer.bytes(),
+          std::is_same_v<Value, float> ? TimedOutput::Compare::Float
+                                       : TimedOutput::Compare::Double,
+          tolerance, std::move(name)};
+}
+
+// What a timed run writes and how its inputs may change between calls.
+struct TimedIo {
+  TimedIo() = default;
+  explicit TimedIo(std::vector<TimedOutput> written,
+                   std::function<void(cudaStream_t, int call)> input_versions = {},
+                   bool returns_when_done = false)
+      : outputs(std::move(written)), vary(std::move(input_versions)),
+        waits_for_stream(returns_when_done) {}
+
+  std::vector<TimedOutput> outputs;
+  // Optional: called (untimed) before every call, warm-ups included, with the call's number,
+  // after the outputs are poisoned; changes the inputs in place (same pointers, same sizes) so
+  // that calls alternate between two versions, call % 2. Defeats a result cached by pointer or
+  // by size. Version 0 must be the original inputs: the calls after the timed loop are all
+  // version 0, so the outputs end holding the original inputs' result. Work that updates its
+  // buffer in place can use it to restore that buffer before every call.
+  std::function<void(cudaStream_t, int call)> vary;
+  // The launcher returns only once its work has finished, by its contract (a texture it must
+  // destroy, a pageable copy, a reset that is not stream-ordered): the off-stream check, which
+  // holds the stream shut while the launcher runs, cannot apply. The others still do.
+  bool waits_for_stream = false;
+};
+
+// A TimedIo::vary that alternates element `index` of a device array between its present value
+// (version 0) and change(present value) (version 1), with a copy of one element on the stream.
+// Call it once the array holds its inputs; it waits for the device to read the present value.
+template <class T, class Change>
+std::function<void(cudaStream_t, int)> alternate_element(T* device_array, std::size_t index,
+                                                         Change change) {
+  // Pinned, so the one-element copies are truly asynchronous; shared, so the function copies.
+  auto versions = std::make_shared<PinnedBuffer<T>>(2);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(versions->data(), device_array + index, sizeof(T),
+                        cudaMemcpyDeviceToHost));
+  versions->data()[1] = change(versions->data()[0]);
+  T* const target = device_array + index;
+  return [versions, target](cudaStream_t stream, int call) {
+    CUDA_CHECK(cudaMemcpyAsync(target, versions->data() + call % 2, sizeof(T),
+                               cudaMemcpyHostToDevice, stream));
+  };
+}
 
 struct BenchOptions {
   std::string json_path;      // --json PATH
@@ -57,9 +145,27 @@ class Benchmark {
   // Times `run`, which must enqueue exactly one run of the work on the stream it is given.
   // A CUDA error inside marks the measurement invalid instead of ending the program.
   // budget_s > 0 overrides the per-measurement time budget (for long sweeps). The reference
-  // stays valid across later calls.
+  // stays valid across later calls. After the timed loop a few calls are also timed by the
+  // host clock: a call that takes far longer than its stream time is invalid.
   Measurement& time(const std::string& name, double work_per_run, Unit unit,
                     const std::function<void(cudaStream_t)>& run, double budget_s = 0.0);
+
+  // The same, and every call is checked, not only the last one:
+  //  * before each call (untimed, before the L2 flush) every output is poisoned, then
+  //    io.vary, if given, sets the call's input version;
+  //  * the first call of each version (calls 0 and 1 with vary, call 0 without) is kept on
+  //    the device as that version's golden copy, and every later call, warm-ups included, is
+  //    compared with it on the device: a call whose output differs (the work was skipped or
+  //    a stale result was copied) makes the measurement invalid, naming the call; with vary,
+  //    two identical golden copies do too (the output did not follow the input);
+  //  * one more call, with the stream held shut (course::StreamGate): an output that changes
+  //    before the stream runs was written outside it; a launcher that blocks until the gate
+  //    gives up waited for the device (skipped with io.waits_for_stream);
+  //  * every call after the timed loop is version 0, so the outputs end holding the original
+  //    inputs' result, which the caller's check() compares.
+  Measurement& time(const std::string& name, double work_per_run, Unit unit,
+                    const std::function<void(cudaStream_t)>& run, const TimedIo& io,
+                    double budget_s = 0.0);
 
   // In-run ceiling: a grid-stride float4 copy of `bytes` bytes; rate counts bytes read plus
   // bytes written, the same convention every exercise uses for effective bandwidth.
@@ -81,6 +187,24 @@ class Benchmark {
   const BenchOptions& options() const noexcept { return options_; }
 
  private:
+  class CallChecker;  // the golden copies and the per-call comparison (bench.cu)
+
+  Measurement& time_checked(const std::string& name, double work_per_run, Unit unit,
+                            const std::function<void(cudaStream_t)>& run, const TimedIo* io,
+                            double budget_s);
+  // Calls that load the code and warm the caches; their outputs become the golden copies.
+  void warm_up(const std::function<void(cudaStream_t)>& run, CallChecker* checker);
+  // The timed loop: repeats until the spread is small or the budget is spent.
+  void timed_loop(Measurement& m, double budget, const std::function<void(cudaStream_t)>& run,
+                  CallChecker* checker);
+  // Call `call` with the stream held shut: did the output change anyway, did the call block?
+  // Returns the problem, empty when there is none.
+  std::string off_stream_problem(const std::function<void(cudaStream_t)>& run,
+                                 CallChecker& checker, int call);
+  // Calls `call`, call + 2, ... timed by the host clock against their stream time, since the
+  // stream's events miss work done elsewhere; sets m.host_ms. Returns the problem or "".
+  std::string host_time_problem(Measurement& m, const std::function<void(cudaStream_t)>& run,
+                                CallChecker* checker, int call);
   void reset_cache_state();
   void flush_l2();
 

@@ -42,8 +42,8 @@ class StreamGate {
 // when that takes longer than timeout_s.
 bool drain_other_streams(double timeout_s = 2.0);
 
-// A host copy of `bytes` bytes of device memory, made on a private non-blocking stream, so the
-// copy waits for no other stream.
+// A host copy of `bytes` bytes of memory the device can address (device, pinned or managed),
+// made on a private non-blocking stream, so the copy waits for no other stream.
 std::vector<unsigned char> snapshot(const void* device, std::size_t bytes);
 
 }  // namespace course
