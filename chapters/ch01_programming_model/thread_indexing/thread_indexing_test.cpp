@@ -147,12 +147,38 @@ INSTANTIATE_TEST_SUITE_P(Large, ThreadRanks3D,
                                            LaunchShape{dim3(31, 17, 13), dim3(8, 4, 2)}),
                          shape_name);
 
+// keeps_to_stream holds the given stream shut while the launcher returns: a launch anywhere
+// else (the default stream, a stream of its own) writes the ranks meanwhile, and a launcher
+// that waits for its stream is reported. Then the ranks must be complete.
+void check_keeps_to_stream(Launcher launch, const LaunchShape& s) {
+  const Expected expected = simulate_launch(s);
+  const std::size_t count = expected.block_rank.size();
+  auto block_rank = course::testing::poisoned_output<int>(count);
+  auto thread_rank = course::testing::poisoned_output<int>(count);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t stream) {
+        launch(s.grid, s.block, block_rank.data(), thread_rank.data(), stream);
+      },
+      {{block_rank.data(), count * sizeof(int), "block_rank"},
+       {thread_rank.data(), count * sizeof(int), "thread_rank"}}));
+  course::CompareOptions options;
+  options.shape = expected.shape;
+  options.what = "block_rank";
+  EXPECT_TRUE(course::testing::equal(expected.block_rank, block_rank.download(), options));
+  options.what = "thread_rank";
+  EXPECT_TRUE(course::testing::equal(expected.thread_rank, thread_rank.download(), options));
+}
+
+// The launchers take no input, so there is no CallsAgainWithNewInputs case: the output
+// depends on the launch shape alone.
 TEST(ThreadRanksStream, RunsOnTheGivenStream) {
-  // After synchronising only the stream passed in, every launcher's output must be complete.
-  course::Stream stream;
-  check_launch(record_thread_ranks_1d, LaunchShape{4099, 256}, stream);
-  check_launch(record_thread_ranks_2d, LaunchShape{dim3(65, 33), dim3(32, 8)}, stream);
-  check_launch(record_thread_ranks_3d, LaunchShape{dim3(9, 5, 3), dim3(8, 4, 4)}, stream);
+  check_keeps_to_stream(record_thread_ranks_1d, LaunchShape{4099, 256});
+}
+TEST(ThreadRanksStream, Ranks2DRunsOnTheGivenStream) {
+  check_keeps_to_stream(record_thread_ranks_2d, LaunchShape{dim3(65, 33), dim3(32, 8)});
+}
+TEST(ThreadRanksStream, Ranks3DRunsOnTheGivenStream) {
+  check_keeps_to_stream(record_thread_ranks_3d, LaunchShape{dim3(9, 5, 3), dim3(8, 4, 4)});
 }
 
 }  // namespace

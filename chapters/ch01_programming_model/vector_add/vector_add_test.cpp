@@ -56,20 +56,38 @@ TEST(VectorAddEdge, ZeroElementsWritesNothingThenFiveWork) {
 }
 
 TEST(VectorAddEdge, RunsOnTheGivenStream) {
-  // Work must go to the stream passed in: after synchronising only that stream the result
-  // has to be complete.
+  // The stream is held shut while vector_add returns: a launch anywhere else (the default
+  // stream, a stream of its own) writes c meanwhile, and waiting on the stream never returns.
   const int n = 1 << 20;
   auto rng = course::testing::case_rng();
   const auto a_host = course::random_floats(n, -1.f, 1.f, rng);
   const auto b_host = course::random_floats(n, -1.f, 1.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
   auto c = course::testing::poisoned_output<float>(n);
-  course::Stream stream;
-  vector_add(a.data(), b.data(), c.data(), n, stream);
-  stream.synchronize();
-  std::vector<float> got(n);
-  CUDA_CHECK(cudaMemcpy(got.data(), c.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
-  EXPECT_TRUE(course::testing::equal(vector_add_reference(a_host, b_host), got, {{}, "c"}));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { vector_add(a.data(), b.data(), c.data(), n, s); },
+      {{c.data(), n * sizeof(float), "c"}}));
+  EXPECT_TRUE(
+      course::testing::equal(vector_add_reference(a_host, b_host), c.download(), {{}, "c"}));
+}
+
+TEST(VectorAddEdge, CallsAgainWithNewInputs) {
+  // Same buffers, new contents: a launcher that remembers its last answer by pointer or by
+  // size returns the first call's c the second time.
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> a(n), b(n), c(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto a_host = course::random_floats(n, -10.f, 10.f, rng);
+    const auto b_host = course::random_floats(n, -10.f, 10.f, rng);
+    a.upload(a_host);
+    b.upload(b_host);
+    c.fill_bytes(course::kPoisonByte);
+    vector_add(a.data(), b.data(), c.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(vector_add_reference(a_host, b_host), c.download(),
+                                       {{}, "c after the " + call}));
+  }
 }
 
 }  // namespace

@@ -82,21 +82,47 @@ TEST(MatrixSum2dEdge, EmptyMatricesWriteNothingThenASmallOneWorks) {
   EXPECT_TRUE(c.guards_intact("c after nx = 3, ny = 2"));
 }
 
+std::vector<float> sum_reference(const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<float> c(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) c[i] = a[i] + b[i];
+  return c;
+}
+
 TEST(MatrixSum2dEdge, RunsOnTheGivenStream) {
-  const int nx = 1500, ny = 1001;
+  // keeps_to_stream holds the stream shut while matrix_sum_2d returns: a launch anywhere else
+  // (the default stream, a stream of its own) writes c meanwhile, and waiting on the stream is
+  // reported.
+  const int nx = 1000, ny = 1001;
   const std::size_t count = static_cast<std::size_t>(nx) * ny;
   auto rng = course::testing::case_rng();
   const auto a_host = course::random_floats(count, -1.f, 1.f, rng);
   const auto b_host = course::random_floats(count, -1.f, 1.f, rng);
   GuardedInput<float> a(a_host), b(b_host);
   auto c = course::testing::poisoned_output<float>(count);
-  course::Stream stream;
-  matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, stream);
-  stream.synchronize();
-  std::vector<float> got(count), expected(count);
-  CUDA_CHECK(cudaMemcpy(got.data(), c.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
-  for (std::size_t i = 0; i < count; ++i) expected[i] = a_host[i] + b_host[i];
-  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "c"}));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, s); },
+      {{c.data(), count * sizeof(float), "c"}}));
+  EXPECT_TRUE(course::testing::equal(sum_reference(a_host, b_host), c.download(), {{}, "c"}));
+}
+
+TEST(MatrixSum2dEdge, CallsAgainWithNewInputs) {
+  // Same buffers, new contents: a launcher that remembers its last answer by pointer or by
+  // shape returns the first call's c the second time.
+  const int nx = 509, ny = 257;
+  const std::size_t count = static_cast<std::size_t>(nx) * ny;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> a(count), b(count), c(count);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto a_host = course::random_floats(count, -100.f, 100.f, rng);
+    const auto b_host = course::random_floats(count, -100.f, 100.f, rng);
+    a.upload(a_host);
+    b.upload(b_host);
+    c.fill_bytes(course::kPoisonByte);
+    matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(sum_reference(a_host, b_host), c.download(),
+                                       {{}, "c after the " + call}));
+  }
 }
 
 }  // namespace

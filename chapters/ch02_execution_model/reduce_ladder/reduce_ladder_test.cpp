@@ -143,19 +143,43 @@ TEST(ReduceEdge, RepeatedCallsDoNotAccumulate) {
 }
 
 TEST(ReduceEdge, RunsOnTheGivenStream) {
-  const int n = (1 << 22) + 5;
+  // keeps_to_stream holds the stream shut while the launcher returns: a launch or a copy
+  // anywhere else (the default stream, a stream of its own, a synchronous cudaMemcpy) writes
+  // partial or *out meanwhile, and waiting on the stream is reported.
+  const int n = (1 << 20) + 5;
   auto rng = course::testing::case_rng();
   const auto values = course::random_ints(n, INT_MIN, INT_MAX, rng);
   GuardedInput<int> in(values);
-  auto partial = course::testing::poisoned_output<long long>(reduce_partial_capacity(n, 256));
+  const std::size_t capacity = reduce_partial_capacity(n, 256);
+  auto partial = course::testing::poisoned_output<long long>(capacity);
   auto out = course::testing::poisoned_output<long long>(1);
-  course::Stream stream;
-  COURSE_EXERCISE(in.data(), n, 256, partial.data(), out.data(), stream);
-  stream.synchronize();
-  long long got = 0;
-  CUDA_CHECK(cudaMemcpy(&got, out.data(), sizeof got, cudaMemcpyDeviceToHost));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) {
+        COURSE_EXERCISE(in.data(), n, 256, partial.data(), out.data(), s);
+      },
+      {{partial.data(), capacity * sizeof(long long), "partial"},
+       {out.data(), sizeof(long long), "*out"}}));
   EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(values, 0)},
-                                     std::vector<long long>{got}, {{}, "sum"}));
+                                     out.download(), {{}, "sum"}));
+}
+
+TEST(ReduceEdge, CallsAgainWithNewInputs) {
+  // The same buffers with new contents: a launcher that remembers its last sum by pointer or
+  // by size returns the first call's sum the second time.
+  const int n = 123457;
+  auto rng = course::testing::case_rng();
+  DeviceBuffer<int> in(n);
+  auto partial = course::testing::poisoned_output<long long>(reduce_partial_capacity(n, 128));
+  auto out = course::testing::poisoned_output<long long>(1);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_ints(n, INT_MIN, INT_MAX, rng);
+    in.upload(values);
+    out.fill_bytes(course::kPoisonByte);
+    COURSE_EXERCISE(in.data(), n, 128, partial.data(), out.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(values, 0)},
+                                       out.download(), {{}, "sum after the " + call}));
+  }
 }
 
 TEST(ReduceEdge, RejectsUnsupportedBlockSizes) {

@@ -67,17 +67,35 @@ TEST(WarpDivergenceEdge, ZeroElementsWriteNothingThenThreeWork) {
 }
 
 TEST(WarpDivergenceEdge, RunsOnTheGivenStream) {
+  // keeps_to_stream holds the stream shut while warp_uniform_branches returns: a launch
+  // anywhere else (the default stream, a stream of its own) writes out meanwhile, and waiting
+  // on the stream is reported.
   const int n = 300001;
   auto rng = course::testing::case_rng();
   const auto in_host = course::random_uints(n, 0u, 0xffffffffu, rng);
   GuardedInput<unsigned> in(in_host);
   auto out = course::testing::poisoned_output<unsigned>(n);
-  course::Stream stream;
-  warp_uniform_branches(in.data(), out.data(), n, stream);
-  stream.synchronize();
-  std::vector<unsigned> got(n);
-  CUDA_CHECK(cudaMemcpy(got.data(), out.data(), n * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  EXPECT_TRUE(course::testing::equal(reference(in_host), got, {{}, "out"}));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { warp_uniform_branches(in.data(), out.data(), n, s); },
+      {{out.data(), n * sizeof(unsigned), "out"}}));
+  EXPECT_TRUE(course::testing::equal(reference(in_host), out.download(), {{}, "out"}));
+}
+
+TEST(WarpDivergenceEdge, CallsAgainWithNewInputs) {
+  // Same buffers, new contents: a launcher that remembers its last answer by pointer or by
+  // size returns the first call's out the second time.
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<unsigned> in(n), out(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto in_host = course::random_uints(n, 0u, 0xffffffffu, rng);
+    in.upload(in_host);
+    out.fill_bytes(course::kPoisonByte);
+    warp_uniform_branches(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(reference(in_host), out.download(),
+                                       {{}, "out after the " + call}));
+  }
 }
 
 }  // namespace

@@ -124,21 +124,46 @@ INSTANTIATE_TEST_SUITE_P(Large, ApplyCoefficients,
                          ::testing::ValuesIn(course::testing::large_sizes({(1 << 24) + 1})),
                          size_name);
 
+std::vector<float> apply_reference(const std::vector<float>& in,
+                                   const std::vector<float>& coefficients) {
+  std::vector<float> out(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = in[i] * coefficients[i % kCoefficientCount];
+  return out;
+}
+
 TEST(DeviceSymbolsStream, ApplyRunsOnTheGivenStream) {
+  // keeps_to_stream holds the stream shut while apply_coefficients returns: a launch anywhere
+  // else (the default stream, a stream of its own) writes out meanwhile, and waiting on the
+  // stream is reported.
   const int n = 1 << 20;
   auto rng = course::testing::case_rng();
   const auto coefficients = fill_all(rng);
   const auto in_host = course::random_floats(n, -1.f, 1.f, rng);
   GuardedInput<float> in(in_host);
   auto out = course::testing::poisoned_output<float>(n);
-  course::Stream stream;
-  apply_coefficients(in.data(), out.data(), n, stream);
-  stream.synchronize();
-  std::vector<float> got(n);
-  CUDA_CHECK(cudaMemcpy(got.data(), out.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
-  std::vector<float> expected(n);
-  for (int i = 0; i < n; ++i) expected[i] = in_host[i] * coefficients[i % kCoefficientCount];
-  EXPECT_TRUE(course::testing::equal(expected, got, {{}, "out"}));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { apply_coefficients(in.data(), out.data(), n, s); },
+      {{out.data(), n * sizeof(float), "out"}}));
+  EXPECT_TRUE(
+      course::testing::equal(apply_reference(in_host, coefficients), out.download(), {{}, "out"}));
+}
+
+TEST(DeviceSymbolsStream, ApplyCallsAgainWithNewInputs) {
+  // Same buffers, new contents and new coefficients: a launcher that remembers its last
+  // answer by pointer or by size returns the first call's out the second time.
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> in(n), out(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto coefficients = fill_all(rng);
+    const auto in_host = course::random_floats(n, -50.f, 50.f, rng);
+    in.upload(in_host);
+    out.fill_bytes(course::kPoisonByte);
+    apply_coefficients(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(apply_reference(in_host, coefficients), out.download(),
+                                       {{}, "out after the " + call}));
+  }
 }
 
 }  // namespace

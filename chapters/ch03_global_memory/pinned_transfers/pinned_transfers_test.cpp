@@ -113,4 +113,69 @@ INSTANTIATE_TEST_SUITE_P(Large, StagedUpload,
                                            StagedCase{3000017, 65537}),
                          staged_name);
 
+// round_trip's case. staged_upload has none: it returns only once its data is on the device,
+// so it waits for its stream, and a stream held shut would never let it return.
+TEST(PinnedTransfersEdge, RunsOnTheGivenStream) {
+  // keeps_to_stream holds the stream shut while round_trip returns: a copy anywhere else (the
+  // default stream, a synchronous cudaMemcpy, a stream of its own) writes dev or dst
+  // meanwhile, and waiting on the stream is reported.
+  const std::size_t n = 1 << 20;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+  Pinned src = pinned(n), dst = pinned(n);
+  ASSERT_TRUE(src != nullptr && dst != nullptr);
+  std::copy(values.begin(), values.end(), src.get());
+  std::memset(dst.get(), course::kPoisonByte, n * sizeof(float));
+  auto dev = course::testing::poisoned_output<float>(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { round_trip(src.get(), dev.data(), dst.get(), n, s); },
+      {{dev.data(), n * sizeof(float), "dev"}, {dst.get(), n * sizeof(float), "dst"}}));
+  EXPECT_TRUE(course::testing::equal(values, dev.download(), {{}, "device copy"}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(dst.get(), dst.get() + n),
+                                     {{}, "dst after the round trip"}));
+}
+
+TEST(PinnedTransfersEdge, CallsAgainWithNewInputs) {
+  // Same buffers, new contents: a round_trip that remembers its last transfer by pointer or
+  // by size leaves the first call's values the second time.
+  const std::size_t n = 100003;
+  auto rng = course::testing::case_rng();
+  Pinned src = pinned(n), dst = pinned(n);
+  ASSERT_TRUE(src != nullptr && dst != nullptr);
+  course::DeviceBuffer<float> dev(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+    std::copy(values.begin(), values.end(), src.get());
+    std::memset(dst.get(), course::kPoisonByte, n * sizeof(float));
+    dev.fill_bytes(course::kPoisonByte);
+    round_trip(src.get(), dev.data(), dst.get(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(
+        course::testing::equal(values, dev.download(), {{}, "device copy after the " + call}));
+    EXPECT_TRUE(course::testing::equal(values, std::vector<float>(dst.get(), dst.get() + n),
+                                       {{}, "dst after the " + call}));
+  }
+}
+
+TEST(PinnedTransfersEdge, StagedUploadCallsAgainWithNewInputs) {
+  // The same pageable source rewritten between calls: every call must copy it afresh.
+  const std::size_t n = 100003;
+  const std::size_t staging_count = 4099;
+  auto rng = course::testing::case_rng();
+  Pinned staging = pinned(staging_count);
+  ASSERT_NE(staging, nullptr);
+  std::vector<float> src(n);
+  course::DeviceBuffer<float> dev(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+    std::copy(values.begin(), values.end(), src.begin());
+    dev.fill_bytes(course::kPoisonByte);
+    // The default stream orders the upload after the poison; staged_upload returns once the
+    // data is on the device, so no synchronisation follows.
+    staged_upload(src.data(), dev.data(), n, staging.get(), staging_count, nullptr);
+    EXPECT_TRUE(course::testing::equal(values, dev.download(),
+                                       {{}, "device buffer after the " + call}));
+  }
+}
+
 }  // namespace

@@ -119,4 +119,137 @@ INSTANTIATE_TEST_SUITE_P(Large, MirrorSum,
                          ::testing::Values(Shape{1000, 999}, Shape{4099, 517}, Shape{100, 20001}),
                          name);
 
+// The rows of p, tightly packed, read with the course's own cudaMemcpy2D.
+std::vector<float> packed_rows(const Pitched& p) {
+  std::vector<float> rows(static_cast<std::size_t>(p.width) * p.height);
+  CUDA_CHECK(cudaMemcpy2D(rows.data(), p.width * sizeof(float), p.ptr, p.pitch_bytes,
+                          p.width * sizeof(float), p.height, cudaMemcpyDeviceToHost));
+  return rows;
+}
+
+// Writes tightly packed rows into p with the course's own cudaMemcpy2D.
+void upload_rows(const Pitched& p, const std::vector<float>& rows) {
+  CUDA_CHECK(cudaMemcpy2D(p.ptr, p.pitch_bytes, rows.data(), p.width * sizeof(float),
+                          p.width * sizeof(float), p.height, cudaMemcpyHostToDevice));
+}
+
+void poison_allocation(const Pitched& p) {
+  CUDA_CHECK(cudaMemset(p.ptr, course::kPoisonByte, p.pitch_bytes * p.height));
+}
+
+// The whole allocation of p, padding included, for keeps_to_stream to watch.
+course::testing::Watched whole(const Pitched& p, const std::string& name) {
+  return {p.ptr, p.pitch_bytes * p.height, name};
+}
+
+course::CompareOptions rows_of(const Pitched& p, const std::string& what) {
+  return {{static_cast<std::size_t>(p.height), static_cast<std::size_t>(p.width)}, what};
+}
+
+// keeps_to_stream holds the stream shut while the function returns: a launch or a copy
+// anywhere else (the default stream, a synchronous cudaMemcpy2D, a stream of its own) writes
+// the watched memory meanwhile, and waiting on the stream is reported. Host memory is pinned
+// here, so an asynchronous copy need not finish before it returns. RunsOnTheGivenStream is
+// mirror_sum's case.
+TEST(Pitched2DEdge, RunsOnTheGivenStream) {
+  const int w = 1023, h = 517;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(static_cast<std::size_t>(w) * h, -100.f, 100.f, rng);
+  Owned in(w, h), out(w, h);
+  ASSERT_TRUE(in.p.ptr != nullptr && out.p.ptr != nullptr);
+  upload_rows(in.p, values);
+  poison_allocation(out.p);
+  ASSERT_TRUE(course::testing::keeps_to_stream([&](cudaStream_t s) { mirror_sum(in.p, out.p, s); },
+                                               {whole(out.p, "out")}));
+  EXPECT_TRUE(course::testing::equal(mirror_sum_reference(values, w, h), packed_rows(out.p),
+                                     rows_of(out.p, "out")));
+}
+
+TEST(Pitched2DEdge, UploadRunsOnTheGivenStream) {
+  const int w = 700, h = 301;
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -5.f, 5.f, rng);
+  course::PinnedBuffer<float> host(n);
+  std::copy(values.begin(), values.end(), host.data());
+  Owned dst(w, h);
+  ASSERT_NE(dst.p.ptr, nullptr);
+  poison_allocation(dst.p);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { pitched_upload(dst.p, host.data(), s); }, {whole(dst.p, "dst")}));
+  EXPECT_TRUE(course::testing::equal(values, packed_rows(dst.p),
+                                     rows_of(dst.p, "dst after pitched_upload")));
+}
+
+TEST(Pitched2DEdge, DownloadRunsOnTheGivenStream) {
+  const int w = 700, h = 301;
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -5.f, 5.f, rng);
+  Owned src(w, h);
+  ASSERT_NE(src.p.ptr, nullptr);
+  upload_rows(src.p, values);
+  course::PinnedBuffer<float> host(n);
+  std::memset(host.data(), course::kPoisonByte, host.bytes());
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { pitched_download(host.data(), src.p, s); },
+      {{host.data(), host.bytes(), "host"}}));
+  EXPECT_TRUE(course::testing::equal(values, std::vector<float>(host.data(), host.data() + n),
+                                     rows_of(src.p, "host after pitched_download")));
+}
+
+// Same buffers, new contents: a function that remembers its last answer by pointer or by
+// shape returns the first call's result the second time. CallsAgainWithNewInputs is
+// mirror_sum's case.
+TEST(Pitched2DEdge, CallsAgainWithNewInputs) {
+  const int w = 509, h = 203;
+  auto rng = course::testing::case_rng();
+  Owned in(w, h), out(w, h);
+  ASSERT_TRUE(in.p.ptr != nullptr && out.p.ptr != nullptr);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values =
+        course::random_floats(static_cast<std::size_t>(w) * h, -100.f, 100.f, rng);
+    upload_rows(in.p, values);
+    poison_allocation(out.p);
+    mirror_sum(in.p, out.p, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(mirror_sum_reference(values, w, h), packed_rows(out.p),
+                                       rows_of(out.p, "out after the " + call)));
+  }
+}
+
+TEST(Pitched2DEdge, UploadCallsAgainWithNewInputs) {
+  const int w = 509, h = 203;
+  auto rng = course::testing::case_rng();
+  std::vector<float> host(static_cast<std::size_t>(w) * h);
+  Owned dst(w, h);
+  ASSERT_NE(dst.p.ptr, nullptr);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_floats(host.size(), -5.f, 5.f, rng);
+    std::copy(values.begin(), values.end(), host.begin());
+    poison_allocation(dst.p);
+    pitched_upload(dst.p, host.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(values, packed_rows(dst.p),
+                                       rows_of(dst.p, "dst after the " + call)));
+  }
+}
+
+TEST(Pitched2DEdge, DownloadCallsAgainWithNewInputs) {
+  const int w = 509, h = 203;
+  auto rng = course::testing::case_rng();
+  std::vector<float> host(static_cast<std::size_t>(w) * h);
+  Owned src(w, h);
+  ASSERT_NE(src.p.ptr, nullptr);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_floats(host.size(), -5.f, 5.f, rng);
+    upload_rows(src.p, values);
+    std::memset(host.data(), course::kPoisonByte, host.size() * sizeof(float));
+    pitched_download(host.data(), src.p, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(
+        course::testing::equal(values, host, rows_of(src.p, "host after the " + call)));
+  }
+}
+
 }  // namespace

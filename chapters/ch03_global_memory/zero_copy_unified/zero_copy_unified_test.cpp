@@ -111,4 +111,91 @@ TEST(ZeroCopyUnified, PrefetchedVariantMovesBothRangesToTheDevice) {
                                      {{}, "out"}));
 }
 
+// keeps_to_stream holds the stream shut while the function returns: a launch or a prefetch
+// anywhere else (the default stream, a stream of its own) writes out meanwhile, and waiting
+// on the stream is reported. RunsOnTheGivenStream is saxpy_zero_copy's case.
+TEST(ZeroCopyUnifiedEdge, RunsOnTheGivenStream) {
+  const int n = 1 << 20;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -100.f, 100.f, rng);
+  const auto p = draw_params(rng);
+  course::PinnedBuffer<float> in(n, cudaHostAllocMapped);
+  std::memcpy(in.data(), values.data(), in.bytes());
+  auto out = course::testing::poisoned_output<float>(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, s); },
+      {{out.data(), out.bytes(), "out"}}));
+  EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                     out.download(), kTolerance, {{}, "out"}));
+}
+
+template <class Call>
+void check_managed_keeps_to_stream(Call call) {
+  const int n = 1 << 20;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -100.f, 100.f, rng);
+  const auto p = draw_params(rng);
+  course::ManagedBuffer<float> in(n), out(n);
+  std::memcpy(in.data(), values.data(), in.bytes());
+  std::memset(out.data(), course::kPoisonByte, out.bytes());
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { call(in.data(), out.data(), p.factor, p.offset, n, s); },
+      {{out.data(), out.bytes(), "out"}}));
+  EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                     std::vector<float>(out.data(), out.data() + n), kTolerance,
+                                     {{}, "out"}));
+}
+
+TEST(ZeroCopyUnifiedEdge, ManagedRunsOnTheGivenStream) {
+  check_managed_keeps_to_stream(saxpy_managed);
+}
+TEST(ZeroCopyUnifiedEdge, ManagedPrefetchedRunsOnTheGivenStream) {
+  check_managed_keeps_to_stream(saxpy_managed_prefetched);
+}
+
+// Same buffers, new contents and new factor and offset: a function that remembers its last
+// answer by pointer or by size returns the first call's out the second time.
+// CallsAgainWithNewInputs is saxpy_zero_copy's case.
+TEST(ZeroCopyUnifiedEdge, CallsAgainWithNewInputs) {
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::PinnedBuffer<float> in(n, cudaHostAllocMapped);
+  course::DeviceBuffer<float> out(n);
+  for (const std::string call : {"first call", "second call"}) {
+    const auto values = course::random_floats(n, -100.f, 100.f, rng);
+    const auto p = draw_params(rng);
+    std::memcpy(in.data(), values.data(), in.bytes());
+    out.fill_bytes(course::kPoisonByte);
+    saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                       out.download(), kTolerance, {{}, "out after the " + call}));
+  }
+}
+
+template <class Call>
+void check_managed_calls_again(Call call) {
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::ManagedBuffer<float> in(n), out(n);
+  for (const std::string name : {"first call", "second call"}) {
+    const auto values = course::random_floats(n, -100.f, 100.f, rng);
+    const auto p = draw_params(rng);
+    std::memcpy(in.data(), values.data(), in.bytes());
+    std::memset(out.data(), course::kPoisonByte, out.bytes());
+    call(in.data(), out.data(), p.factor, p.offset, n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
+                                       std::vector<float>(out.data(), out.data() + n),
+                                       kTolerance, {{}, "out after the " + name}));
+  }
+}
+
+TEST(ZeroCopyUnifiedEdge, ManagedCallsAgainWithNewInputs) {
+  check_managed_calls_again(saxpy_managed);
+}
+TEST(ZeroCopyUnifiedEdge, ManagedPrefetchedCallsAgainWithNewInputs) {
+  check_managed_calls_again(saxpy_managed_prefetched);
+}
+
 }  // namespace

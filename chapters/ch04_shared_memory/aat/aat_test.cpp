@@ -84,8 +84,37 @@ TEST(AatEdge, EmptyMatrixWritesNothingThenSmallWorks) {
 }
 
 TEST(AatEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_aat({300, 200}, stream);
+  constexpr Dims d{300, 200};
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> a(course::random_floats(static_cast<std::size_t>(d.m) * d.k, -1.f, 1.f, rng));
+  GuardedOutput<float> c(static_cast<std::size_t>(d.m) * d.m);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { aat(a.data(), c.data(), d.m, d.k, s); },
+      {{c.data(), c.size() * sizeof(float), "C"}}));
+  EXPECT_TRUE(course::testing::close(
+      aat_reference(a.host(), d.m, d.k), c.download(), tolerance_for(d.k),
+      {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.m)}, "C (m x m)"}));
+  EXPECT_TRUE(c.guards_intact("C (m x m)"));
+}
+
+TEST(AatEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a result remembered from the first call (by pointer or by
+  // size) fails the second check.
+  constexpr Dims d{300, 200};
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> a(static_cast<std::size_t>(d.m) * d.k);
+  GuardedOutput<float> c(static_cast<std::size_t>(d.m) * d.m);
+  for (const std::string call : {"first call", "second call, A refilled"}) {
+    const auto a_host = course::random_floats(a.size(), -1.f, 1.f, rng);
+    a.upload(a_host);
+    CUDA_CHECK(cudaMemset(c.data(), course::kPoisonByte, c.size() * sizeof(float)));
+    aat(a.data(), c.data(), d.m, d.k, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(
+        aat_reference(a_host, d.m, d.k), c.download(), tolerance_for(d.k),
+        {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.m)}, "C after the " + call}));
+  }
+  EXPECT_TRUE(c.guards_intact("C after two calls"));
 }
 
 }  // namespace

@@ -94,8 +94,36 @@ TEST(AsyncCopyEdge, EmptyInputWritesNothingThenSmallWorks) {
 }
 
 TEST(AsyncCopyEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_stencil({1000003, 1, 0}, stream);
+  constexpr int n = 1000003;
+  constexpr int kInOffset = 1;  // unaligned, as most cases are
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> in(course::random_floats(kInOffset + n + kInputTail, -1.f, 1.f, rng));
+  GuardedOutput<float> out(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { async_copy(in.data() + kInOffset, out.data(), n, s); },
+      {{out.data(), out.size() * sizeof(float), "out"}}));
+  EXPECT_TRUE(course::testing::close(async_copy_reference(in.host(), kInOffset, n),
+                                     out.download(), kTolerance, {{}, "out"}));
+  EXPECT_TRUE(out.guards_intact("out"));
+}
+
+TEST(AsyncCopyEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a result remembered from the first call (by pointer or by
+  // size) fails the second check.
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> in(n);
+  GuardedOutput<float> out(n);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_floats(n, -1.f, 1.f, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    async_copy(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(async_copy_reference(in_host, 0, n), out.download(),
+                                       kTolerance, {{}, "out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 }  // namespace

@@ -97,10 +97,55 @@ TEST(BankConflictsEdge, ZeroTilesWritesNothingThenOneTileWorks) {
   EXPECT_TRUE(out.guards_intact("out after a one-tile call (1024)"));
 }
 
-TEST(BankConflictsEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_gram(Shape::Square, 300, stream);
-  check_gram(Shape::Rect, 300, stream);
+const char* launcher_name(Shape s) {
+  return s == Shape::Square ? "bank_conflicts_square" : "bank_conflicts_rect";
 }
+
+void check_keeps_to_stream(Shape s) {
+  constexpr int kTiles = 300;
+  auto rng = course::testing::case_rng();
+  const int cols = cols_of(s);
+  GuardedInput<float> in(course::random_floats(
+      static_cast<std::size_t>(kTiles) * kBankTileRows * cols, -1.f, 1.f, rng));
+  GuardedOutput<float> out(static_cast<std::size_t>(kTiles) * kOutPerTile);
+  const std::string what = std::string(launcher_name(s)) + "'s out";
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t stream) { launch(s, in.data(), out.data(), kTiles, stream); },
+      {{out.data(), out.size() * sizeof(float), what}}));
+  EXPECT_TRUE(course::testing::close(bank_conflicts_reference(in.host(), kTiles, cols),
+                                     out.download(), {1e-4, 1e-5},
+                                     {{kTiles, kBankTileRows, kBankTileRows}, what}));
+  EXPECT_TRUE(out.guards_intact(what));
+}
+
+TEST(BankConflictsEdge, RunsOnTheGivenStream) { check_keeps_to_stream(Shape::Square); }
+
+TEST(BankConflictsEdge, RectRunsOnTheGivenStream) { check_keeps_to_stream(Shape::Rect); }
+
+// The same buffers refilled: a result remembered from the first call (by pointer or by
+// size) fails the second check.
+void check_calls_again(Shape s) {
+  constexpr int kTiles = 300;
+  auto rng = course::testing::case_rng();
+  const int cols = cols_of(s);
+  course::DeviceBuffer<float> in(static_cast<std::size_t>(kTiles) * kBankTileRows * cols);
+  GuardedOutput<float> out(static_cast<std::size_t>(kTiles) * kOutPerTile);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_floats(in.size(), -1.f, 1.f, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    launch(s, in.data(), out.data(), kTiles, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(
+        bank_conflicts_reference(in_host, kTiles, cols), out.download(), {1e-4, 1e-5},
+        {{kTiles, kBankTileRows, kBankTileRows},
+         std::string(launcher_name(s)) + "'s out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact(std::string(launcher_name(s)) + "'s out after two calls"));
+}
+
+TEST(BankConflictsEdge, CallsAgainWithNewInputs) { check_calls_again(Shape::Square); }
+
+TEST(BankConflictsEdge, RectCallsAgainWithNewInputs) { check_calls_again(Shape::Rect); }
 
 }  // namespace

@@ -96,10 +96,55 @@ TEST(BarriersEdge, EmptyInputWritesNothingThenSmallWorks) {
   EXPECT_TRUE(sums.guards_intact("segment_sum's out after n = 63"));
 }
 
+template <class T, class Launch, class Reference>
+void check_keeps_to_stream(Launch launch, Reference reference, const std::string& what) {
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  GuardedInput<int> in(course::random_ints(n, INT_MIN, INT_MAX, rng));
+  GuardedOutput<T> out(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t stream) { launch(in.data(), out.data(), n, stream); },
+      {{out.data(), out.size() * sizeof(T), what}}));
+  EXPECT_TRUE(course::testing::equal(reference(in.host()), out.download(), {{}, what}));
+  EXPECT_TRUE(out.guards_intact(what));
+}
+
 TEST(BarriersEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check<long long>(100003, barriers_segment_sum, barriers_segment_sum_reference, stream);
-  check<int>(100003, barriers_rotate, barriers_rotate_reference, stream);
+  check_keeps_to_stream<int>(barriers_rotate, barriers_rotate_reference, "rotate's out");
+}
+
+TEST(BarriersEdge, SegmentSumRunsOnTheGivenStream) {
+  check_keeps_to_stream<long long>(barriers_segment_sum, barriers_segment_sum_reference,
+                                   "segment_sum's out");
+}
+
+// The same buffers refilled: a result remembered from the first call (by pointer or by
+// size) fails the second check.
+template <class T, class Launch, class Reference>
+void check_calls_again(Launch launch, Reference reference, const std::string& what) {
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(n);
+  GuardedOutput<T> out(n);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_ints(n, INT_MIN, INT_MAX, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(T)));
+    launch(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(reference(in_host), out.download(),
+                                       {{}, what + " after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact(what + " after two calls"));
+}
+
+TEST(BarriersEdge, CallsAgainWithNewInputs) {
+  check_calls_again<int>(barriers_rotate, barriers_rotate_reference, "rotate's out");
+}
+
+TEST(BarriersEdge, SegmentSumCallsAgainWithNewInputs) {
+  check_calls_again<long long>(barriers_segment_sum, barriers_segment_sum_reference,
+                               "segment_sum's out");
 }
 
 }  // namespace

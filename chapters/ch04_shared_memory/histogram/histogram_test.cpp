@@ -100,8 +100,35 @@ TEST(HistogramEdge, EmptyInputWritesZeroBinsThenCounts) {
 }
 
 TEST(HistogramEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_histogram({512, 1000003, true}, stream);
+  const Case c{512, 1000003, true};
+  auto rng = course::testing::case_rng();
+  GuardedInput<unsigned> in(make_values(c, rng));
+  GuardedOutput<unsigned> bins(static_cast<std::size_t>(c.num_bins));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { histogram(in.data(), c.n, bins.data(), c.num_bins, s); },
+      {{bins.data(), bins.size() * sizeof(unsigned), "bins"}}));
+  EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), c.num_bins), bins.download(),
+                                     {{}, "bins (count per bin)"}));
+  EXPECT_TRUE(bins.guards_intact("bins (num_bins)"));
+}
+
+TEST(HistogramEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: counts remembered from the first call (by pointer or by size)
+  // fail the second check.
+  const Case c{512, 100003, true};
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<unsigned> in(c.n);
+  GuardedOutput<unsigned> bins(static_cast<std::size_t>(c.num_bins));
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = make_values(c, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(bins.data(), course::kPoisonByte, bins.size() * sizeof(unsigned)));
+    histogram(in.data(), c.n, bins.data(), c.num_bins, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(host_histogram(in_host, c.num_bins), bins.download(),
+                                       {{}, "bins after the " + call}));
+  }
+  EXPECT_TRUE(bins.guards_intact("bins after two calls"));
 }
 
 }  // namespace

@@ -110,9 +110,51 @@ TEST(MatmulEdge, EmptyProductWritesNothingThenSmallWorks) {
                                      {{}, "memory after C[15) (must not be written)"}));
 }
 
+// C (M x N) within tolerance of the product of a_host and b_host, and the kGuard elements
+// after it untouched.
+void expect_product(const std::vector<float>& a_host, const std::vector<float>& b_host, Dims d,
+                    const course::DeviceBuffer<float>& c, const std::string& what) {
+  const std::size_t c_n = static_cast<std::size_t>(d.m) * d.n;
+  const auto all = c.download();
+  EXPECT_TRUE(course::testing::close(
+      matmul_ladder_reference(a_host, b_host, d.m, d.n, d.k),
+      std::vector<float>(all.begin(), all.begin() + c_n), tolerance_for(d.k),
+      {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.n)}, what}));
+  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard),
+                                     std::vector<float>(all.begin() + c_n, all.end()),
+                                     {{}, "memory after C[M * N) (must not be written)"}));
+}
+
 TEST(MatmulEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_matmul({300, 200, 100}, stream);
+  constexpr Dims d{300, 200, 100};
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> a(course::random_floats(static_cast<std::size_t>(d.m) * d.k, -1.f, 1.f, rng));
+  GuardedInput<float> b(course::random_floats(static_cast<std::size_t>(d.k) * d.n, -1.f, 1.f, rng));
+  auto c = course::testing::poisoned_output<float>(static_cast<std::size_t>(d.m) * d.n + kGuard);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { COURSE_EXERCISE(a.data(), b.data(), c.data(), d.m, d.n, d.k, s); },
+      {{c.data(), c.bytes(), "C"}}));
+  expect_product(a.host(), b.host(), d, c, "C (M x N)");
+}
+
+TEST(MatmulEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a product remembered from the first call (by pointer or by
+  // size) fails the second check.
+  constexpr Dims d{300, 200, 100};
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> a(static_cast<std::size_t>(d.m) * d.k);
+  course::DeviceBuffer<float> b(static_cast<std::size_t>(d.k) * d.n);
+  course::DeviceBuffer<float> c(static_cast<std::size_t>(d.m) * d.n + kGuard);
+  for (const std::string call : {"first call", "second call, A and B refilled"}) {
+    const auto a_host = course::random_floats(a.size(), -1.f, 1.f, rng);
+    const auto b_host = course::random_floats(b.size(), -1.f, 1.f, rng);
+    a.upload(a_host);
+    b.upload(b_host);
+    c.fill_bytes(course::kPoisonByte);
+    COURSE_EXERCISE(a.data(), b.data(), c.data(), d.m, d.n, d.k, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    expect_product(a_host, b_host, d, c, "C (M x N) after the " + call);
+  }
 }
 
 }  // namespace

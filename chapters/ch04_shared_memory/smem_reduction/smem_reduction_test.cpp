@@ -99,8 +99,34 @@ TEST(SmemReductionEdge, RejectsUnsupportedBlockSizes) {
 }
 
 TEST(SmemReductionEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_sum(1000003, 256, 3, stream);
+  constexpr int n = 1000003;
+  constexpr int kOffset = 3;  // a misaligned start, as in ExactSumFromUnalignedStart
+  auto rng = course::testing::case_rng();
+  GuardedInput<int> in(course::random_ints(n + kOffset, INT_MIN, INT_MAX, rng));
+  auto out = course::testing::poisoned_output<long long>(1);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { smem_reduction(in.data() + kOffset, n, 256, out.data(), s); },
+      {{out.data(), out.bytes(), "*out"}}));
+  EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(in.host(), kOffset, n)},
+                                     out.download(), {{}, "*out (the sum)"}));
+}
+
+TEST(SmemReductionEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a sum remembered from the first call (by pointer or by size)
+  // fails the second check.
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(n);
+  auto out = course::testing::poisoned_output<long long>(1);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_ints(n, INT_MIN, INT_MAX, rng);
+    in.upload(in_host);
+    out.fill_bytes(course::kPoisonByte);
+    smem_reduction(in.data(), n, 256, out.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(in_host, 0, n)},
+                                       out.download(), {{}, "*out after the " + call}));
+  }
 }
 
 }  // namespace

@@ -144,8 +144,39 @@ TEST(ConstantBroadcastEdge, EmptyInputWritesNothingThenSmallWorks) {
 }
 
 TEST(ConstantBroadcastEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_random(100003, stream);
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  const auto curve = constant_broadcast_random_curve(rng);
+  constant_broadcast_set_curve(curve);
+  GuardedInput<float> in(course::random_floats(n, 0.0f, 1.0f, rng));
+  GuardedOutput<float> out(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { constant_broadcast(in.data(), out.data(), n, s); },
+      {{out.data(), out.size() * sizeof(float), "y"}}));
+  EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, in.host()),
+                                     out.download(), kTolerance, {{}, "y"}));
+  EXPECT_TRUE(out.guards_intact("y"));
+}
+
+TEST(ConstantBroadcastEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled, with the same curve: a result remembered from the first call
+  // (by pointer or by size) fails the second check.
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  const auto curve = constant_broadcast_random_curve(rng);
+  constant_broadcast_set_curve(curve);
+  course::DeviceBuffer<float> in(n);
+  GuardedOutput<float> out(n);
+  for (const std::string call : {"first call", "second call, x refilled"}) {
+    const auto x = course::random_floats(n, 0.0f, 1.0f, rng);
+    in.upload(x);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    constant_broadcast(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, x), out.download(),
+                                       kTolerance, {{}, "y after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("y after two calls"));
 }
 
 }  // namespace

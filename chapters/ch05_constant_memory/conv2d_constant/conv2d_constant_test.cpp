@@ -117,12 +117,52 @@ TEST(Conv2dConstantEdge, EmptyImageWritesNothingThenSmallWorks) {
   check_filter({5, 3, 2}, mask, nullptr, rng, "out after a 5 x 3 call");
 }
 
-TEST(Conv2dConstantEdge, RunsOnTheGivenStream) {
+TEST(Conv2dConstantEdge, MaskIsInPlaceWhenTheSetCallReturns) {
   // A non-blocking stream: nothing orders it after the default stream, so the mask must
   // already be in place when the set function returns.
   auto rng = course::testing::case_rng();
   course::Stream stream;
   check_filter({1000, 777, 4}, random_mask(4, rng), stream, rng);
+}
+
+TEST(Conv2dConstantEdge, RunsOnTheGivenStream) {
+  constexpr Case c{1000, 777, 4};
+  auto rng = course::testing::case_rng();
+  const auto mask = random_mask(c.radius, rng);
+  conv2d_constant_set_mask(mask.data(), c.radius);
+  GuardedInput<float> in(course::random_floats(c.width * c.height, -1.f, 1.f, rng));
+  GuardedOutput<float> out(c.width * c.height);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) {
+        conv2d_constant(in.data(), out.data(), c.width, c.height, c.radius, s);
+      },
+      {{out.data(), out.size() * sizeof(float), "out"}}));
+  EXPECT_TRUE(course::testing::close(
+      conv2d_constant_reference(in.host(), c.width, c.height, mask, c.radius), out.download(),
+      conv2d_constant_tolerance(c.radius), {{c.height, c.width}, "out (height x width)"}));
+  EXPECT_TRUE(out.guards_intact("out (height x width)"));
+}
+
+TEST(Conv2dConstantEdge, CallsAgainWithNewInputs) {
+  // The same image buffers refilled, with the same mask: a result remembered from the first
+  // call (by pointer or by size) fails the second check.
+  constexpr Case c{300, 200, 3};
+  auto rng = course::testing::case_rng();
+  const auto mask = random_mask(c.radius, rng);
+  conv2d_constant_set_mask(mask.data(), c.radius);
+  course::DeviceBuffer<float> in(c.width * c.height);
+  GuardedOutput<float> out(c.width * c.height);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_floats(in.size(), -1.f, 1.f, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    conv2d_constant(in.data(), out.data(), c.width, c.height, c.radius, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(
+        conv2d_constant_reference(in_host, c.width, c.height, mask, c.radius), out.download(),
+        conv2d_constant_tolerance(c.radius), {{c.height, c.width}, "out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 }  // namespace

@@ -3,14 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <future>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "course/buffers.h"
+#include "course/stream_gate.h"
 #include "course/testing.h"
 #include "readonly_texture_reference.h"
 
@@ -26,29 +30,6 @@ namespace {
 
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
-
-// A device copy of `host` that holds zeros until a copy from pinned memory, enqueued on
-// `stream`, lands. Work the code under test puts on another stream may run before that copy
-// and read zeros (valid indices, a black image), so the result shows it. Make the case's other
-// buffers first: this constructor's device-wide synchronisation is what finishes their set-up
-// (copies and poison fills on the legacy default stream) before anything runs on `stream`.
-template <class T>
-class UploadOnStream {
- public:
-  UploadOnStream(const std::vector<T>& host, cudaStream_t stream)
-      : staging_(host.size()), device_(host.size()) {
-    device_.fill_bytes(0);
-    CUDA_CHECK(cudaDeviceSynchronize());  // the zeros land before the real copy is enqueued
-    std::copy(host.begin(), host.end(), staging_.data());
-    CUDA_CHECK(cudaMemcpyAsync(device_.data(), staging_.data(), device_.bytes(),
-                               cudaMemcpyHostToDevice, stream));
-  }
-  const T* data() const noexcept { return device_.data(); }
-
- private:
-  course::PinnedBuffer<T> staging_;
-  course::DeviceBuffer<T> device_;
-};
 
 // ---- Part 1: readonly_gather ----------------------------------------------------------------
 
@@ -113,20 +94,39 @@ TEST(ReadonlyGatherEdge, EmptyOutputWritesNothingThenSmallWorks) {
 }
 
 TEST(ReadonlyGatherEdge, RunsOnTheGivenStream) {
-  // The indices arrive by a copy on `stream` that the kernel must wait for: a kernel on
-  // another stream may read the zeros underneath.
-  const int n = 1 << 22;
+  constexpr int n = 1 << 20;
   auto rng = course::testing::case_rng();
-  const auto src_host = course::random_floats(n, -1.f, 1.f, rng);
-  const auto indices_host = course::random_ints(n, 0, n - 1, rng);
-  course::Stream stream;
-  const course::DeviceBuffer<float> src(src_host);
-  auto out = course::testing::poisoned_output<float>(n);
-  const UploadOnStream<int> indices(indices_host, stream);
-  readonly_gather(src.data(), indices.data(), out.data(), n, stream);
-  stream.synchronize();
-  EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src_host, indices_host),
+  GuardedInput<float> src(course::random_floats(n, -1.f, 1.f, rng));
+  GuardedInput<int> indices(course::random_ints(n, 0, n - 1, rng));
+  GuardedOutput<float> out(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { readonly_gather(src.data(), indices.data(), out.data(), n, s); },
+      {{out.data(), out.size() * sizeof(float), "out"}}));
+  EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src.host(), indices.host()),
                                      out.download(), {{}, "out"}));
+  EXPECT_TRUE(out.guards_intact("out"));
+}
+
+TEST(ReadonlyGatherEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a result remembered from the first call (by pointer or by
+  // size) fails the second check.
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> src(n);
+  course::DeviceBuffer<int> indices(n);
+  GuardedOutput<float> out(n);
+  for (const std::string call : {"first call", "second call, src and indices refilled"}) {
+    const auto src_host = course::random_floats(n, -1000.f, 1000.f, rng);
+    const auto indices_host = course::random_ints(n, 0, n - 1, rng);
+    src.upload(src_host);
+    indices.upload(indices_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    readonly_gather(src.data(), indices.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src_host, indices_host),
+                                       out.download(), {{}, "out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 // ---- Part 2: texture_resample ---------------------------------------------------------------
@@ -247,22 +247,60 @@ TEST(TextureResampleEdge, EmptyOutputWritesNothingThenSmallWorks) {
 }
 
 TEST(TextureResampleEdge, RunsOnTheGivenStreamAndReturnsWhenDone) {
-  // The image arrives by a copy on `stream`: a copy into the array on another stream may read
-  // the zeros underneath. The call must also return only once its work is done (it destroys
-  // the texture its kernel reads), so the stream is idle when it returns.
+  // texture_resample waits for its own work, so it cannot return while its stream is held
+  // shut, which keeps_to_stream needs. Here the image arrives by a copy enqueued on `stream`
+  // behind a gate that another thread opens a moment after the call begins: work ordered on
+  // `stream` reads the image; work anywhere else runs at once and reads the zeros underneath.
+  // The call must also return only once its work is done (it destroys the texture its kernel
+  // reads), so the stream is idle when it returns.
   constexpr Shapes kShapes{700, 500, 1111, 777};
   auto rng = course::testing::case_rng();
   const auto image_host = random_image(kShapes, rng);
   course::Stream stream;
   GuardedOutput<float> out(out_count(kShapes));
-  const UploadOnStream<float> image(image_host, stream);
-  resample(image.data(), kShapes, out.data(), ResampleAddress::kWrap, stream);
-  EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
-      << "texture_resample returned while work on its stream was still running: it must wait "
-         "for its kernel before the texture object and the array are destroyed";
+  course::PinnedBuffer<float> staging(image_host.size());
+  std::copy(image_host.begin(), image_host.end(), staging.data());
+  course::DeviceBuffer<float> image(image_host.size());
+  image.fill_bytes(0);
+  CUDA_CHECK(cudaDeviceSynchronize());  // the zeros and the poison land before the gate shuts
+  {
+    course::StreamGate gate(stream);
+    CUDA_CHECK(cudaMemcpyAsync(image.data(), staging.data(), image.bytes(),
+                               cudaMemcpyHostToDevice, stream));
+    // The future's destructor waits for the thread, so the gate outlives it.
+    const auto opener = std::async(std::launch::async, [&gate] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      gate.open();
+    });
+    resample(image.data(), kShapes, out.data(), ResampleAddress::kWrap, stream);
+    EXPECT_EQ(cudaStreamQuery(stream), cudaSuccess)
+        << "texture_resample returned while work on its stream was still running: it must "
+           "wait for its kernel before the texture object and the array are destroyed";
+  }
   stream.synchronize();
-  EXPECT_TRUE(matches_reference(image_host, kShapes, ResampleAddress::kWrap, out));
+  EXPECT_TRUE(matches_reference(image_host, kShapes, ResampleAddress::kWrap, out))
+      << "texture_resample must run after the work already on its stream (here the image's "
+         "copy): work on another stream, or a synchronous copy, read the image too early";
   EXPECT_TRUE(out.guards_intact("out"));
+}
+
+TEST(TextureResampleEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a texture or result remembered from the first call (by pointer
+  // or by size) fails the second check.
+  constexpr Shapes kShapes{300, 200, 411, 277};
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> image(static_cast<std::size_t>(kShapes.width) * kShapes.height);
+  GuardedOutput<float> out(out_count(kShapes));
+  for (const std::string call : {"first call", "second call, image refilled"}) {
+    const auto image_host = random_image(kShapes, rng);
+    image.upload(image_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    resample(image.data(), kShapes, out.data(), ResampleAddress::kClamp, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(matches_reference(image_host, kShapes, ResampleAddress::kClamp, out))
+        << "after the " << call;
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 TEST(TextureResampleEdge, RepeatedCallsLeaveNoDeviceMemoryBehind) {

@@ -187,8 +187,35 @@ TEST(RegisterSpillingEdge, EmptyImageWritesNothingThenSmallWorks) {
 }
 
 TEST(RegisterSpillingEdge, RunsOnTheGivenStream) {
-  course::Stream stream;
-  check_random_image(1000, 777, stream);
+  constexpr int kRows = 1000, kCols = 777;
+  auto rng = course::testing::case_rng();
+  GuardedInput<float> in(course::random_floats(pixels(kRows, kCols), -1000.f, 1000.f, rng));
+  GuardedOutput<float> out(pixels(kRows, kCols));
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { median_filter_5x5(in.data(), out.data(), kRows, kCols, s); },
+      {{out.data(), out.size() * sizeof(float), "out"}}));
+  EXPECT_TRUE(course::testing::equal(register_spilling_reference(in.host(), kRows, kCols),
+                                     out.download(), {{kRows, kCols}, "out (rows x cols)"}));
+  EXPECT_TRUE(out.guards_intact("out (rows * cols)"));
+}
+
+TEST(RegisterSpillingEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled: a result remembered from the first call (by pointer or by
+  // size) fails the second check.
+  constexpr int kRows = 300, kCols = 333;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> in(pixels(kRows, kCols));
+  GuardedOutput<float> out(pixels(kRows, kCols));
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_floats(in.size(), -1000.f, 1000.f, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    median_filter_5x5(in.data(), out.data(), kRows, kCols, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::equal(register_spilling_reference(in_host, kRows, kCols),
+                                       out.download(), {{kRows, kCols}, "out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 }  // namespace

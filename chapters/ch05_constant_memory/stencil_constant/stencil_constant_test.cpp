@@ -101,12 +101,49 @@ TEST(StencilConstantEdge, EmptyInputWritesNothingThenSmallWorks) {
   check_stencil(10, coefficients, nullptr, rng, "out after an n = 10 call");
 }
 
-TEST(StencilConstantEdge, RunsOnTheGivenStream) {
+TEST(StencilConstantEdge, CoefficientsAreInPlaceWhenTheSetCallReturns) {
   // A non-blocking stream: nothing orders it after the default stream, so the coefficients
   // must already be in place when the set function returns.
   auto rng = course::testing::case_rng();
   course::Stream stream;
   check_stencil(1000003, random_coefficients(rng), stream, rng);
+}
+
+TEST(StencilConstantEdge, RunsOnTheGivenStream) {
+  constexpr int n = 1000003;
+  auto rng = course::testing::case_rng();
+  const auto coefficients = random_coefficients(rng);
+  stencil_constant_set_coefficients(coefficients.data());
+  GuardedInput<float> in(course::random_floats(kOutside + n + kOutside, -1.f, 1.f, rng));
+  GuardedOutput<float> out(n);
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { stencil_constant(in.data() + kOutside, out.data(), n, s); },
+      {{out.data(), out.size() * sizeof(float), "out"}}));
+  EXPECT_TRUE(course::testing::close(
+      stencil_constant_reference(in.host(), kOutside, n, coefficients), out.download(),
+      kTolerance, {{}, "out"}));
+  EXPECT_TRUE(out.guards_intact("out"));
+}
+
+TEST(StencilConstantEdge, CallsAgainWithNewInputs) {
+  // The same buffers refilled, with the same coefficients: a result remembered from the first
+  // call (by pointer or by size) fails the second check.
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  const auto coefficients = random_coefficients(rng);
+  stencil_constant_set_coefficients(coefficients.data());
+  course::DeviceBuffer<float> in(n);
+  GuardedOutput<float> out(n);
+  for (const std::string call : {"first call", "second call, in refilled"}) {
+    const auto in_host = course::random_floats(n, -1.f, 1.f, rng);
+    in.upload(in_host);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    stencil_constant(in.data(), out.data(), n, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(course::testing::close(stencil_constant_reference(in_host, 0, n, coefficients),
+                                       out.download(), kTolerance, {{}, "out after the " + call}));
+  }
+  EXPECT_TRUE(out.guards_intact("out after two calls"));
 }
 
 }  // namespace
