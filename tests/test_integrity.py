@@ -96,6 +96,32 @@ def test_direct_system_calls_are_found_in_the_disassembly():
     assert integrity.direct_system_calls("0000 <f>:\n 0:\tcall   syscall_wrapper\n") == []
 
 
+NVTX_AND_OWN = """\
+0000000000000000 <nvtxDomainCreateA_impl_init_v3>:
+  10:\tcall   15 <nvtxDomainCreateA_impl_init_v3+0x15>
+\t\t\t11: R_X86_64_PLT32\tdlopen-0x4
+0000000000000040 <_ZN3cub6detail4loadEv>:
+  50:\tcall   55 <_ZN3cub6detail4loadEv+0x15>
+\t\t\t51: R_X86_64_PLT32\tdlsym-0x4
+0000000000000080 <_Z10vector_addPKfS0_Pfi>:
+  90:\tcall   95 <_Z10vector_addPKfS0_Pfi+0x15>
+\t\t\t91: R_X86_64_PLT32\tdlsym-0x4
+"""
+
+
+def test_calls_from_nvtx_and_library_namespaces_are_the_libraries_business():
+    assert integrity.callers("dlopen", NVTX_AND_OWN) == {"nvtxDomainCreateA_impl_init_v3"}
+    assert integrity.only_from_libraries("dlopen", NVTX_AND_OWN)
+    # dlsym is also called from the student's own function: not only the libraries'.
+    assert integrity.callers("dlsym", NVTX_AND_OWN) == {"_ZN3cub6detail4loadEv",
+                                                       "_Z10vector_addPKfS0_Pfi"}
+    assert not integrity.only_from_libraries("dlsym", NVTX_AND_OWN)
+    # A student function named like NVTX's, but not its pattern, is the student's.
+    own = NVTX_AND_OWN.replace("nvtxDomainCreateA_impl_init_v3", "nvtxMine")
+    assert not integrity.only_from_libraries("dlopen", own)
+    assert not integrity.only_from_libraries("fopen", NVTX_AND_OWN)  # nobody calls it
+
+
 def test_a_rejection_names_every_call_and_scores_nothing():
     stage = StageResult("integrity", StageStatus.PASSED)
     integrity.classify(stage, [integrity.Finding(f"f{k}", "opens files") for k in range(5)])
