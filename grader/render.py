@@ -16,7 +16,8 @@ _COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
            ExerciseStatus.FAILED: "31", ExerciseStatus.COMPILE_ERROR: "31",
            ExerciseStatus.CRASHED: "31", ExerciseStatus.TIMED_OUT: "31",
            ExerciseStatus.EXITED_EARLY: "31", ExerciseStatus.NOT_SUBMITTED: "90",
-           ExerciseStatus.SKIPPED: "90", ExerciseStatus.UNCHECKED: "33"}
+           ExerciseStatus.SKIPPED: "90", ExerciseStatus.UNCHECKED: "33",
+           ExerciseStatus.REJECTED: "31"}
 # Stages whose last lines of output show where the run stopped.
 _STOPPED = (StageStatus.CRASHED, StageStatus.TIMED_OUT, StageStatus.EXITED_EARLY)
 # JUnit has no "not submitted": it is reported as skipped, like a skipped case or stage.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -137,3 +139,11 @@ def test_terminal_build_only_says_compiled_and_gives_no_score_or_seed():
     assert "  one      compiled" in text
     assert text.splitlines()[-1].startswith(
         "compiled 3 of 5 exercises, 1 with compile errors, 1 not submitted")
+
+
+def test_every_exercise_status_has_a_colour_in_the_terminal_and_the_page():
+    from grader.model import ExerciseStatus
+    assert set(render._COLORS) == set(ExerciseStatus)
+    page = (Path(render.__file__).parent / "templates" / "report.html.j2").read_text()
+    missing = [s.value for s in ExerciseStatus if f".status.{s.value}" not in page]
+    assert not missing, f"no CSS rule for {missing} in report.html.j2"
