@@ -15,7 +15,8 @@
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all), SEED. A stage turned off
+# BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
+# FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED. A stage turned off
 # by a knob is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
@@ -126,15 +127,21 @@ fi
 
 # --- the course's tests, GPU fixtures included ---------------------------------------------
 if [ "${PYTEST:-1}" = 1 ]; then
-  echo "== course tests (pytest; fixtures graded on the GPU)"
-  if COURSE_REQUIRE_GPU=1 COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
-      $PY -m pytest tests -m gpu -v --timeout=1800 -p no:cacheprovider -rfEs \
-      > "$OUT/logs/pytest.txt" 2>&1; then
-    record pytest ok "$(tail -n 1 "$OUT/logs/pytest.txt")"
-  else
-    grep -E "^(FAILED|ERROR)" "$OUT/logs/pytest.txt" | head -n 30
-    record pytest FAILED "$(tail -n 1 "$OUT/logs/pytest.txt")"
-  fi
+  # FIXTURE_RUNS > 1 grades the fixtures that many times in a row (a verdict must hold in
+  # every run), one table row per run; the reports kept are the last run's.
+  for k in $(seq 1 "${FIXTURE_RUNS:-1}"); do
+    name=pytest; log="$OUT/logs/pytest.txt"
+    [ "${FIXTURE_RUNS:-1}" = 1 ] || { name="pytest-$k"; log="$OUT/logs/pytest-$k.txt"; }
+    echo "== course tests (pytest; fixtures graded on the GPU), run $k"
+    if COURSE_REQUIRE_GPU=1 COURSE_FIXTURE_REPORTS="$OUT/logs" COURSE_FIXTURES="$FIXTURES" \
+        $PY -m pytest tests -m gpu -v --timeout=1800 -p no:cacheprovider -rfEs \
+        > "$log" 2>&1; then
+      record "$name" ok "$(tail -n 1 "$log")"
+    else
+      grep -E "^(FAILED|ERROR)" "$log" | head -n 30
+      record "$name" FAILED "$(tail -n 1 "$log")"
+    fi
+  done
   for f in "$OUT"/logs/fixture-*.json; do [ -f "$f" ] && REPORTS+=("$f"); done
 else
   record pytest off "PYTEST=0"
