@@ -19,7 +19,6 @@ Forbidden libraries (CUB, cuBLAS) stay the technique stage's business, per exerc
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,17 +72,13 @@ FORBIDDEN_CXX = {
 # that includes CUB; what they call is NVTX's business.
 _NVTX_IMPL = re.compile(r"^nvtx\w+_impl(?:_init)?_v3$")
 _SYSCALL = re.compile(r"\s(syscall|sysenter|int\s+\$0x80)\b")
-_NM_LINE = re.compile(r"^(\S+)\s+([A-Za-z?])(?:\s|$)")
+_FUNCTION = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 
 
 @dataclass(frozen=True)
 class Finding:
     symbol: str      # demangled where possible
     why: str
-
-
-class ToolError(Exception):
-    """nm or objdump could not read a library: nothing was checked."""
 
 
 def run(options: GradeOptions, ex: Exercise) -> StageResult:
@@ -103,14 +98,14 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         course = set()
         for lib in course_libraries(options.build_dir):
             course |= _symbols(nm, lib, "--defined-only")
-        names = demangle(sorted(undefined | course))
+        names = technique.demangle(sorted(undefined | course), tools.find("c++filt"))
         findings = check(undefined, course, names, ex.course_calls)
         objdump = tools.find("objdump")
         if objdump is not None:
             disassembly = _tool([objdump, "-dr", "--no-show-raw-insn", str(library)])
             findings = [f for f in findings if not only_from_libraries(f.symbol, disassembly)]
             findings += direct_system_calls(disassembly)
-    except ToolError as error:
+    except technique.ToolError as error:
         stage.status = StageStatus.ERROR
         stage.message = f"{error}; nothing checked"
         return stage
@@ -161,17 +156,22 @@ def _allowed(pretty: str, allowed: tuple[str, ...]) -> bool:
     return any(bare == name or bare.startswith(name + "::") for name in allowed)
 
 
-def callers(symbol: str, disassembly: str) -> set[str]:
-    """The functions of `objdump -dr` output whose code refers to `symbol` (a relocation)."""
-    found, function = set(), "?"
-    reference = re.compile(rf"\sR_\w+\s+{re.escape(symbol)}(?:[-+]0x[0-9a-f]+)?$")
+def _by_function(disassembly: str):
+    """(function, line) for each line of objdump output, under the function it belongs to."""
+    function = "?"
     for line in disassembly.splitlines():
-        header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        header = _FUNCTION.match(line)
         if header:
             function = header.group(1)
-        elif reference.search(line):
-            found.add(function)
-    return found
+        else:
+            yield function, line
+
+
+def callers(symbol: str, disassembly: str) -> set[str]:
+    """The functions of `objdump -dr` output whose code refers to `symbol` (a relocation)."""
+    reference = re.compile(rf"\sR_\w+\s+{re.escape(symbol)}(?:[-+]0x[0-9a-f]+)?$")
+    return {function for function, line in _by_function(disassembly)
+            if reference.search(line)}
 
 
 def only_from_libraries(symbol: str, disassembly: str) -> bool:
@@ -184,14 +184,9 @@ def only_from_libraries(symbol: str, disassembly: str) -> bool:
 
 def direct_system_calls(disassembly: str) -> list[Finding]:
     """Functions of the host code with a system call instruction of their own."""
-    findings, function = [], "?"
-    for line in disassembly.splitlines():
-        header = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
-        if header:
-            function = header.group(1)
-        elif _SYSCALL.search(line):
-            findings.append(Finding(function, "makes a system call directly (inline "
-                                              "assembly), past every check of what it calls"))
+    findings = [Finding(function, "makes a system call directly (inline assembly), past "
+                                  "every check of what it calls")
+                for function, line in _by_function(disassembly) if _SYSCALL.search(line)]
     return list(dict.fromkeys(findings))
 
 
@@ -214,7 +209,7 @@ def _symbols(nm: str, library: Path, which: str) -> set[str]:
     for line in _tool([nm, "-P", which, str(library)]).splitlines():
         if not line or line.endswith(":"):
             continue  # an archive member's header
-        m = _NM_LINE.match(line)
+        m = technique.NM_LINE.match(line)
         if m and (which != "--defined-only" or m.group(2) not in "Uw"):
             out.add(m.group(1))
     return out
@@ -224,21 +219,6 @@ def _tool(args: list[str]) -> str:
     result = proc.run(args, TOOL_TIMEOUT_S, output_limit=OUTPUT_LIMIT)
     if result.returncode != 0 or result.truncated:
         last = next((l for l in reversed(result.output.splitlines()) if l.strip()), "")
-        raise ToolError(f"{Path(args[0]).name} could not read {Path(args[-1]).name} "
+        raise technique.ToolError(f"{Path(args[0]).name} could not read {Path(args[-1]).name} "
                         f"({result.describe_exit()}): {last.strip()[:300]}")
     return result.output
-
-
-def demangle(symbols: list[str]) -> dict[str, str]:
-    """Mangled -> readable names; names stay mangled where c++filt is missing or fails."""
-    cxxfilt = tools.find("c++filt")
-    if cxxfilt is None or not symbols:
-        return {}
-    try:
-        result = subprocess.run([cxxfilt], input="\n".join(symbols) + "\n",
-                                capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    lines = result.stdout.splitlines()
-    return dict(zip(symbols, lines)) if result.returncode == 0 and \
-        len(lines) == len(symbols) else {}

@@ -49,7 +49,7 @@ _RES_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
 # "STT_FUNC STB_GLOBAL STO_ENTRY <name>" from the toolkit's cuobjdump of the same release.
 _ENTRY = re.compile(r"^(?:STT_)?FUNC\s+(?:\S+\s+)*?(?:STO_)?ENTRY\s+(\S+)\s*$")
 _RELA = re.compile(r"^\.section\s+\.rela\.text\.(\S+)")
-_NM_LINE = re.compile(r"^(\S+)\s+([A-Za-z?])(?:\s|$)")
+NM_LINE = re.compile(r"^(\S+)\s+([A-Za-z?])(?:\s|$)")
 
 
 @dataclass
@@ -152,7 +152,7 @@ def parse_nm(text: str, into: Inspection) -> None:
     for line in text.splitlines():
         if not line or line.endswith(":"):
             continue
-        m = _NM_LINE.match(line)
+        m = NM_LINE.match(line)
         if m:
             into.host.append((m.group(1), m.group(2)))
 
@@ -183,6 +183,20 @@ def _tool(args: list[str]) -> str:
     return result.output
 
 
+def demangle(names: list[str], cxxfilt: str | None) -> dict[str, str]:
+    """Mangled -> readable names, or {} where c++filt is missing or fails."""
+    if cxxfilt is None or not names:
+        return {}
+    try:
+        result = subprocess.run([cxxfilt], input="\n".join(names) + "\n",
+                                capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    lines = result.stdout.splitlines()
+    return dict(zip(names, lines)) if result.returncode == 0 and len(lines) == len(names) \
+        else {}
+
+
 def inspect(library: Path, cuobjdump: str, nm: str | None, cxxfilt: str | None) -> Inspection:
     found = Inspection()
     lib = str(library)
@@ -199,17 +213,9 @@ def inspect(library: Path, cuobjdump: str, nm: str | None, cxxfilt: str | None) 
                         "code: its output format is not one the grader reads")
     if nm:
         parse_nm(_tool([nm, "-P", lib]), found)
-    names = sorted(set(found.functions) | {n for n, _ in found.host})
-    if cxxfilt and names:
-        # Only for messages and kernel regexes; mangled names serve when it fails.
-        try:
-            result = subprocess.run([cxxfilt], input="\n".join(names) + "\n",
-                                    capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
-            lines = result.stdout.splitlines()
-            if result.returncode == 0 and len(lines) == len(names):
-                found.demangled = dict(zip(names, lines))
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+    # Only for messages and kernel regexes; mangled names serve when it fails.
+    found.demangled = demangle(sorted(set(found.functions) | {n for n, _ in found.host}),
+                               cxxfilt)
     return found
 
 
