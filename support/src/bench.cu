@@ -10,7 +10,6 @@
 #include <fstream>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 
 #include "course/check.h"
 #include "course/json.h"
@@ -41,11 +40,6 @@ constexpr std::size_t kWholeSampleBytes = std::size_t{1} << 20;
 constexpr std::size_t kEdgeSampleBytes = std::size_t{64} << 10;
 constexpr std::size_t kStridedSampleBytes = std::size_t{4} << 10;
 constexpr int kStridedSamples = 64;
-// Looks at the sampled outputs while the stream is held: work on a stream of the launcher's
-// own may still be running after drain_other_streams(), so look again for about 20 ms.
-constexpr int kOffStreamPolls = 10;
-constexpr auto kOffStreamPollInterval = std::chrono::milliseconds(2);
-constexpr double kDrainTimeoutS = 1.0;
 
 constexpr int kCompareThreads = 256;
 constexpr std::size_t kCompareWordBytes = 16;
@@ -485,27 +479,15 @@ std::string Benchmark::off_stream_problem(const std::function<void(cudaStream_t)
   checker.prepare(call);
   stream_->synchronize();
   const std::vector<unsigned char> before = checker.sample();
-  bool changed = false;
-  bool gave_up = false;
-  {
-    StreamGate gate(stream());
-    run(stream());
-    drain_other_streams(kDrainTimeoutS);
-    for (int poll = 0; poll <= kOffStreamPolls && !changed; ++poll) {
-      if (poll > 0) std::this_thread::sleep_for(kOffStreamPollInterval);
-      changed = checker.sample() != before;
-    }
-    gate.open();
-    gave_up = gate.gave_up();
-  }
+  const HeldCall held = call_held(stream(), run, [&] { return checker.sample() != before; });
   stream_->synchronize();
   checker.check(call);
   // Once the gate gave up the stream ran, so a changed output says nothing more.
-  if (gave_up)
+  if (held.gave_up)
     return "the launcher waited for the device instead of only enqueueing work on its stream "
            "(cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous copy; "
            "COURSE_SYNC_LAUNCHES=1 does it too)";
-  if (changed)
+  if (held.changed)
     return "the output was written while the benchmark's stream was held: the work ran "
            "outside the stream it was given (default stream, a stream of its own, the host)";
   return "";

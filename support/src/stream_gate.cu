@@ -90,4 +90,21 @@ std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
   return host;
 }
 
+HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch,
+                   const std::function<bool()>& changed) {
+  constexpr int kPolls = 10;
+  constexpr auto kPollInterval = std::chrono::milliseconds(2);
+  HeldCall held;
+  StreamGate gate(stream);
+  launch(stream);
+  drain_other_streams(1.0);
+  for (int poll = 0; poll <= kPolls && !held.changed; ++poll) {
+    if (poll > 0) std::this_thread::sleep_for(kPollInterval);
+    held.changed = changed();
+  }
+  gate.open();
+  held.gave_up = gate.gave_up();
+  return held;
+}
+
 }  // namespace course

@@ -3,8 +3,6 @@
 #include "course/stream_gate.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <sstream>
 
 namespace course::testing {
@@ -94,26 +92,6 @@ std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
   return sizes_in(kLargeSize, static_cast<std::size_t>(-1), extra);
 }
 
-namespace {
-
-// The watched buffers whose contents differ from `before`, polled for a short while: work
-// the launcher left on a non-blocking stream of its own is not covered by
-// drain_other_streams() and may still be running.
-std::vector<std::string> changed_buffers(const std::vector<Watched>& watched,
-                                         const std::vector<std::vector<unsigned char>>& before) {
-  constexpr int kPolls = 10;
-  for (int poll = 0;; ++poll) {
-    std::vector<std::string> changed;
-    for (std::size_t k = 0; k < watched.size(); ++k)
-      if (course::snapshot(watched[k].data, watched[k].bytes) != before[k])
-        changed.push_back(watched[k].name);
-    if (!changed.empty() || poll == kPolls) return changed;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
-
-}  // namespace
-
 ::testing::AssertionResult keeps_to_stream(const std::function<void(cudaStream_t)>& launch,
                                            const std::vector<Watched>& watched) {
   // Whatever the test enqueued before (poisoning the outputs on the legacy stream) is done
@@ -123,17 +101,15 @@ std::vector<std::string> changed_buffers(const std::vector<Watched>& watched,
   std::vector<std::vector<unsigned char>> before;
   for (const auto& w : watched) before.push_back(course::snapshot(w.data, w.bytes));
   std::vector<std::string> changed;
-  bool gave_up = false;
-  {
-    course::StreamGate gate(stream);
-    launch(stream);
-    course::drain_other_streams(1.0);
-    changed = changed_buffers(watched, before);
-    gate.open();
-    gave_up = gate.gave_up();
-  }
+  const course::HeldCall held = course::call_held(stream, launch, [&] {
+    changed.clear();
+    for (std::size_t k = 0; k < watched.size(); ++k)
+      if (course::snapshot(watched[k].data, watched[k].bytes) != before[k])
+        changed.push_back(watched[k].name);
+    return !changed.empty();
+  });
   stream.synchronize();
-  if (gave_up)
+  if (held.gave_up)
     return ::testing::AssertionFailure()
            << "the launcher did not return while its stream was held: it waited for work on "
               "that stream (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous copy "

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace course {
@@ -41,6 +42,20 @@ class StreamGate {
 // synchronises with it (blocking streams, the per-thread default stream), has finished; false
 // when that takes longer than timeout_s.
 bool drain_other_streams(double timeout_s = 2.0);
+
+// What a call made behind a held stream showed.
+struct HeldCall {
+  bool changed = false;  // `changed` said yes before the gate opened: work ran elsewhere
+  bool gave_up = false;  // the gate gave up before the call returned: it waited for the device
+};
+
+// Runs launch(stream) with `stream` held shut by a StreamGate, waits for the default
+// streams, and asks `changed` (did the outputs move?) until it says yes or for about 20 ms,
+// since work on a non-blocking stream of the launcher's own is not covered by
+// drain_other_streams(); then opens the gate and waits for the gate kernel. The one
+// mechanism behind course::testing::keeps_to_stream and the benchmark's held call.
+HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch,
+                   const std::function<bool()>& changed);
 
 // A host copy of `bytes` bytes of memory the device can address (device, pinned or managed),
 // made on a private non-blocking stream, so the copy waits for no other stream.
