@@ -27,7 +27,11 @@ LIBRARIES = ("cublas", "cudadevrt")
 TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
                    "uses_readonly_path", "uses_texture", "uses_vector_loads",
                    "no_local_memory", "max_registers", "uses_device_launch",
-                   "no_library_calls")
+                   "no_library_calls", "calls_api", "avoids_api")
+# Rules about which host API the student's code calls; their value lists function names, each
+# a C identifier or alternatives joined by "|" (calls_api: one of them is enough).
+API_RULES = ("calls_api", "avoids_api")
+API_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\|[A-Za-z_][A-Za-z0-9_]*)*$")
 # Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
 CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
                       "cusolver")
@@ -55,7 +59,8 @@ class Technique:
     rule: str
     points: float
     kernel: str = ""                      # regex searched in demangled kernel names
-    value: int | tuple[str, ...] | None = None  # max_registers: N; no_library_calls: names
+    value: int | tuple[str, ...] | None = None  # max_registers: N; no_library_calls: names;
+                                                # calls_api, avoids_api: function names
     voids: str = ""
     message: str = ""                     # what the rule is about, shown when it fails
     hint: str = ""
@@ -280,9 +285,9 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
             raise ManifestError(path, f"{where}.rule",
                                 f"unknown rule {rule!r} (rules: {', '.join(TECHNIQUE_RULES)})")
         kernel = t.text("kernel")
-        if rule == "no_library_calls" and kernel:
+        if (rule == "no_library_calls" or rule in API_RULES) and kernel:
             raise ManifestError(path, f"{where}.kernel",
-                                "no_library_calls looks at the whole object; no kernel")
+                                f"{rule} looks at the whole object; no kernel")
         try:
             re.compile(kernel)
         except re.error as error:
@@ -298,10 +303,19 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
             value = t.strings("value", required=True, allowed=CALLABLE_LIBRARIES)
             if not value:
                 raise ManifestError(path, f"{where}.value", "must name at least one library")
+        elif rule in API_RULES:
+            value = t.strings("value", required=True)
+            if not value:
+                raise ManifestError(path, f"{where}.value", "must name at least one function")
+            for item in value:
+                if not API_NAME.match(item):
+                    raise ManifestError(path, f"{where}.value",
+                                        f"{item!r} is not a function name (alternatives "
+                                        "are joined by '|')")
         elif "value" in t.data:
             raise ManifestError(path, f"{where}.value",
-                                f"{rule} takes no value (only max_registers and "
-                                "no_library_calls do)")
+                                f"{rule} takes no value (only max_registers, "
+                                "no_library_calls, calls_api and avoids_api do)")
         voids = t.text("voids")
         if voids and voids not in VOIDABLE:
             raise ManifestError(path, f"{where}.voids",

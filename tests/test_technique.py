@@ -281,6 +281,18 @@ def test_missing_cuobjdump_is_an_error_whose_points_are_withheld(monkeypatch, gr
         "performance points voided: technique rule own_code could not be checked")
 
 
+def test_missing_nm_is_an_error_for_api_rules(monkeypatch, grader_for, tmp_path):
+    # An avoids_api rule with no host symbols to read would pass for want of evidence.
+    monkeypatch.setattr(tools, "find",
+                        lambda name, required_for="": None if name == "nm" else "/bin/true")
+    ex = vector_add(technique=(rule("avoids_api", value=("cudaDeviceSynchronize",)),))
+    grader = grader_for(ex)
+    (grader.options.build_dir / "libvector_add_submission.a").write_bytes(b"!<arch>\n")
+    stage = technique.run(grader.options, ex)
+    assert stage.status is StageStatus.ERROR
+    assert stage.message == "nm not found (binutils); rules about API calls not checked"
+
+
 def test_tools_find_the_wheel_in_the_course_venv(monkeypatch, tmp_path):
     binary = tmp_path / ".venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"
     binary.parent.mkdir(parents=True)
@@ -316,6 +328,70 @@ rule = "max_registers"
 value = 64
 points = 5
 """
+
+
+def api_found(nm_text: str) -> technique.Inspection:
+    f = technique.Inspection()
+    technique.parse_nm(nm_text, f)
+    return f
+
+
+# What nvcc's host code references for a launcher that forks onto a worker stream and back:
+# the per-thread-default-stream variant of one call, a defined function that must not count.
+STREAM_NM = ("libx.a[x.o]:\ncudaEventRecord_ptsz U\ncudaStreamWaitEvent U\n"
+             "cudaLaunchKernel U\n_Z12run_pipelinePKfPf T 0 80\ncudaDeviceSynchronize T 0 8\n")
+
+
+def test_calls_api_needs_every_name_and_reads_variants():
+    f = api_found(STREAM_NM)
+    ok, text = verdict(f, rule("calls_api", value=("cudaEventRecord", "cudaStreamWaitEvent")))
+    assert ok, text
+    ok, text = verdict(f, rule("calls_api", value=("cudaStreamWaitEvent",
+                                                   "cudaGraphLaunch",
+                                                   "cudaGraphInstantiate|cudaStreamBeginCapture")))
+    assert not ok
+    assert text == ("expected calls to cudaStreamWaitEvent, cudaGraphLaunch, "
+                    "cudaGraphInstantiate or cudaStreamBeginCapture; found no call to "
+                    "cudaGraphLaunch, cudaGraphInstantiate or cudaStreamBeginCapture")
+    # One alternative is enough.
+    assert verdict(f, rule("calls_api", value=("cudaGraphLaunch|cudaLaunchKernel",)))[0]
+
+
+def test_avoids_api_fails_on_a_call_not_on_a_definition():
+    f = api_found(STREAM_NM)
+    # cudaDeviceSynchronize is defined here (T), not called: a function of the student's own
+    # with that name is no call into the runtime.
+    ok, text = verdict(f, rule("avoids_api", value=("cudaDeviceSynchronize",
+                                                    "cudaStreamSynchronize")))
+    assert ok and text.endswith("found none")
+    ok, text = verdict(f, rule("avoids_api", value=("cudaStreamSynchronize|cudaEventRecord",)))
+    assert not ok and text == ("expected no call to cudaStreamSynchronize, cudaEventRecord; "
+                               "found call to cudaEventRecord")
+
+
+API_TECHNIQUE = """
+[[technique]]
+name = "events"
+rule = "calls_api"
+value = ["cudaEventRecord", "cudaGraphInstantiate|cudaGraphInstantiateWithFlags"]
+points = 10
+"""
+
+
+def test_manifest_api_rules(tmp_path):
+    ex = load_manifest(write(tmp_path, "ch06_x", "dag", VALID + API_TECHNIQUE))
+    assert ex.technique[0].value == ("cudaEventRecord",
+                                     "cudaGraphInstantiate|cudaGraphInstantiateWithFlags")
+    for bad, fragment in ((API_TECHNIQUE.replace('"cudaEventRecord", ', '"cuda Event", '),
+                           "not a function name"),
+                          (API_TECHNIQUE.replace('points = 10', 'points = 10\nkernel = "k"'),
+                           "whole object"),
+                          (API_TECHNIQUE.replace(
+                              'value = ["cudaEventRecord", "cudaGraphInstantiate|'
+                              'cudaGraphInstantiateWithFlags"]', 'value = []'), "at least one")):
+        with pytest.raises(ManifestError) as info:
+            load_manifest(write(tmp_path, "ch06_x", "dag", VALID + bad))
+        assert fragment in str(info.value)
 
 
 def test_manifest_technique_entries(tmp_path):

@@ -231,9 +231,15 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         stage.status = StageStatus.ERROR
         stage.message = f"{library.name} not found in the build directory; rules not checked"
         return stage
+    nm = tools.find("nm")
+    if nm is None and any(rule.rule in ("calls_api", "avoids_api") for rule in ex.technique):
+        # Without the host symbols an avoids_api rule would pass for want of evidence.
+        stage.status = StageStatus.ERROR
+        stage.message = "nm not found (binutils); rules about API calls not checked"
+        return stage
     start = time.monotonic()
     try:
-        found = inspect(library, cuobjdump, tools.find("nm"), tools.find("c++filt"))
+        found = inspect(library, cuobjdump, nm, tools.find("c++filt"))
     except ToolError as error:
         stage.status = StageStatus.ERROR
         stage.message = f"{error}; rules not checked"
@@ -359,6 +365,8 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
     """(passed, what was expected, what was found) for one rule."""
     if rule.rule == "no_library_calls":
         return _no_library_calls(rule, found)
+    if rule.rule in ("calls_api", "avoids_api"):
+        return _api_calls(rule, found)
     kernels = selected_kernels(rule, found)
     where = _which(rule, found, kernels) if kernels else \
         (f"kernels matching /{rule.kernel}/" if rule.kernel else "your kernels")
@@ -480,3 +488,30 @@ def _no_library_calls(rule: Technique, found: Inspection) -> tuple[bool, str, st
         return True, expected, "none"
     more = f" and {len(hits) - 4} more" if len(hits) > 4 else ""
     return False, expected, "; ".join(hits[:4]) + more
+
+
+# The runtime's headers may route a call to a variant of its name: _ptsz/_ptds with the
+# per-thread default stream, _vN for a revised signature. The rules name the plain function.
+_API_VARIANT = re.compile(r"(_ptsz|_ptds|_v\d+)+$")
+
+
+def called_api(found: Inspection) -> set[str]:
+    """The plain names of the functions the student's host code calls (undefined symbols)."""
+    return {_API_VARIANT.sub("", name) for name, kind in found.host if kind == "U"}
+
+
+def _api_calls(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
+    called = called_api(found)
+    if rule.rule == "calls_api":
+        expected = "calls to " + ", ".join(" or ".join(item.split("|")) for item in rule.value)
+        missing = [" or ".join(item.split("|")) for item in rule.value
+                   if not any(name in called for name in item.split("|"))]
+        if not missing:
+            return True, expected, "all of them"
+        return False, expected, "no call to " + ", ".join(missing)
+    names = [name for item in rule.value for name in item.split("|")]
+    expected = "no call to " + ", ".join(names)
+    hits = [name for name in names if name in called]
+    if not hits:
+        return True, expected, "none"
+    return False, expected, "; ".join(f"call to {name}" for name in hits)
