@@ -542,6 +542,28 @@ Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name)
       TimedIo{{exact_output(out, name + " output")}});
 }
 
+Measurement& Benchmark::record(const std::string& name, double work_per_run, Unit unit,
+                               std::vector<double> samples_ms) {
+  measurements_.push_back({});
+  Measurement& m = measurements_.back();
+  m.name = name;
+  m.unit = unit;
+  m.work_per_run = work_per_run;
+  m.samples_ms = std::move(samples_ms);
+  const bool positive = std::all_of(m.samples_ms.begin(), m.samples_ms.end(),
+                                    [](double ms) { return ms > 0.0; });
+  if (m.samples_ms.empty() || !positive) {
+    m.valid = false;
+    m.problem = m.samples_ms.empty() ? "no samples recorded" : "a sample is not a positive time";
+    return m;
+  }
+  m.median_ms = median(m.samples_ms);
+  m.min_ms = *std::min_element(m.samples_ms.begin(), m.samples_ms.end());
+  m.max_ms = *std::max_element(m.samples_ms.begin(), m.samples_ms.end());
+  m.rate = rate_of(work_per_run, m.median_ms, unit);
+  return m;
+}
+
 Measurement* Benchmark::find(const std::string& name) {
   for (auto& m : measurements_)
     if (m.name == name) return &m;

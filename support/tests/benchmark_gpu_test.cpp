@@ -317,6 +317,25 @@ TEST(BenchmarkErrors, AFailingRunIsInvalidNotFatal) {
   EXPECT_GT(bench.find("memset")->rate, 0.0);
 }
 
+TEST(BenchmarkRecord, SamplesTimedByTheExerciseBecomeAMeasurement) {
+  auto bench = make_benchmark();
+  const course::Measurement& latency =
+      bench.record("latency", 4096.0, course::Unit::Gelems, {0.5, 0.1, 0.3, 0.2});
+  ASSERT_TRUE(latency.valid) << latency.problem;
+  EXPECT_DOUBLE_EQ(latency.median_ms, 0.25);
+  EXPECT_DOUBLE_EQ(latency.min_ms, 0.1);
+  EXPECT_DOUBLE_EQ(latency.max_ms, 0.5);
+  EXPECT_DOUBLE_EQ(latency.rate, course::rate_of(4096.0, 0.25, course::Unit::Gelems));
+  EXPECT_EQ(bench.find("latency"), &latency);
+
+  // Nothing timed, or a time that cannot be one, is no measurement to score.
+  EXPECT_FALSE(bench.record("empty", 1.0, course::Unit::Gelems, {}).valid);
+  const course::Measurement& negative =
+      bench.record("negative", 1.0, course::Unit::Gelems, {0.2, -0.1});
+  EXPECT_FALSE(negative.valid);
+  EXPECT_NE(negative.problem.find("not a positive time"), std::string::npos) << negative.problem;
+}
+
 TEST(BenchmarkCeiling, CopyCeilingIsMeasuredAndPlausible) {
   auto bench = make_benchmark();
   const course::Measurement& copy = bench.copy_ceiling(std::size_t{256} << 20);

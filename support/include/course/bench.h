@@ -167,6 +167,13 @@ class Benchmark {
                     const std::function<void(cudaStream_t)>& run, const TimedIo& io,
                     double budget_s = 0.0);
 
+  // A measurement the exercise's benchmark timed itself, with events on streams the harness
+  // does not own (a latency on one stream while another is busy). None of time()'s per-call
+  // checks apply, so use it only where the timed work is the course's own and the student's
+  // code only sets it up (stream priorities). An empty sample is recorded as invalid.
+  Measurement& record(const std::string& name, double work_per_run, Unit unit,
+                      std::vector<double> samples_ms);
+
   // In-run ceiling: a grid-stride float4 copy of `bytes` bytes; rate counts bytes read plus
   // bytes written, the same convention every exercise uses for effective bandwidth.
   Measurement& copy_ceiling(std::size_t bytes, const std::string& name = "copy");
