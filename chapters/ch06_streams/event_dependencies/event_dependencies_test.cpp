@@ -41,13 +41,6 @@ Inputs random_inputs(std::size_t n, std::mt19937_64& rng) {
   return {course::random_floats(n, -4.f, 4.f, rng), course::random_floats(n, -4.f, 4.f, rng)};
 }
 
-std::vector<float> host_copy(const float* device, std::size_t n) {
-  const auto bytes = course::snapshot(device, n * sizeof(float));
-  std::vector<float> out(n);
-  if (n > 0) std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 struct Output {
   const float* data;
   std::size_t n;
@@ -117,8 +110,8 @@ void check_dag(std::size_t n, Held held) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     bool a_done = held.a, b_done = held.b;
     while (!(a_done && b_done) && std::chrono::steady_clock::now() < deadline) {
-      if (!a_done) a_done = host_copy(a.data(), n) == expected.a;
-      if (!b_done) b_done = host_copy(b.data(), n) == expected.b;
+      if (!a_done) a_done = course::testing::device_copy(a.data(), n) == expected.a;
+      if (!b_done) b_done = course::testing::device_copy(b.data(), n) == expected.b;
       if (!(a_done && b_done)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     EXPECT_TRUE(a_done) << "producer A did not finish while " << all_held
@@ -157,11 +150,11 @@ void check_dag(std::size_t n, Held held) {
   }
   // Only stream_c: everything run_dag enqueued must be behind it.
   stream_c.synchronize();
-  EXPECT_TRUE(course::testing::equal(expected.c, host_copy(c.data(), n),
+  EXPECT_TRUE(course::testing::equal(expected.c, course::testing::device_copy(c.data(), n),
                                      {{}, "c after synchronising stream_c only"}));
-  EXPECT_TRUE(course::testing::equal(expected.a, host_copy(a.data(), n),
+  EXPECT_TRUE(course::testing::equal(expected.a, course::testing::device_copy(a.data(), n),
                                      {{}, "a after synchronising stream_c only"}));
-  EXPECT_TRUE(course::testing::equal(expected.b, host_copy(b.data(), n),
+  EXPECT_TRUE(course::testing::equal(expected.b, course::testing::device_copy(b.data(), n),
                                      {{}, "b after synchronising stream_c only"}));
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(x.unchanged("x"));
@@ -214,7 +207,7 @@ TEST(RunDagEdge, ZeroElementsWritesNothingThenFiveWork) {
   const auto five_y = std::vector<float>(in.y.begin(), in.y.begin() + 5);
   auto expected = run_dag_reference(five, five_y).c;
   expected.insert(expected.end(), poison.begin() + 5, poison.end());
-  EXPECT_TRUE(course::testing::equal(expected, host_copy(c.data(), kCount),
+  EXPECT_TRUE(course::testing::equal(expected, course::testing::device_copy(c.data(), kCount),
                                      {{}, "c after a call with n = 5"}));
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(c.guards_intact("c after a call with n = 5"));
@@ -252,7 +245,7 @@ TEST(RunDagEdge, CallsAgainWithNewInputs) {
     CUDA_CHECK(cudaDeviceSynchronize());
     run_dag(x.data(), y.data(), a.data(), b.data(), c.data(), n, stream_a, stream_b, stream_c);
     stream_c.synchronize();
-    EXPECT_TRUE(course::testing::equal(run_dag_reference(in.x, in.y).c, host_copy(c.data(), n),
+    EXPECT_TRUE(course::testing::equal(run_dag_reference(in.x, in.y).c, course::testing::device_copy(c.data(), n),
                                        {{}, "c after the " + call}));
   }
 }

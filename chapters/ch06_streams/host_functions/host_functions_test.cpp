@@ -58,13 +58,6 @@ std::vector<unsigned char> random_image(std::size_t n, std::mt19937_64& rng) {
   return out;
 }
 
-std::vector<float> host_copy(const float* device, std::size_t n) {
-  const auto bytes = course::snapshot(device, n * sizeof(float));
-  std::vector<float> out(n);
-  if (n > 0) std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
 void check_equalise(const std::vector<unsigned char>& image, const std::string& what) {
   const std::size_t n = image.size();
   course::testing::GuardedInput<unsigned char> pixels(image);
@@ -231,11 +224,11 @@ TEST(EqualiseEdge, RunsOnTheGivenStreamWithTwoCallsInFlight) {
   EXPECT_FALSE(gave_up) << "equalise did not return while its stream was held: it waited for "
                            "work on the stream (cudaStreamSynchronize, cudaDeviceSynchronize). "
                            "Enqueue the host step with cudaLaunchHostFunc instead.";
-  EXPECT_TRUE(course::testing::equal(equalise_reference(first), host_copy(first_out.data(),
+  EXPECT_TRUE(course::testing::equal(equalise_reference(first), course::testing::device_copy(first_out.data(),
                                                                           first.size()),
                                      {{}, "intensities of the first call"}))
       << "the first call's host step must use its own context, made for that call";
-  EXPECT_TRUE(course::testing::equal(equalise_reference(second), host_copy(second_out.data(),
+  EXPECT_TRUE(course::testing::equal(equalise_reference(second), course::testing::device_copy(second_out.data(),
                                                                            second.size()),
                                      {{}, "intensities of the second call"}));
   const auto untouched = course::testing::poison_values<float>(kLevels);

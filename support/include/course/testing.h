@@ -15,6 +15,7 @@
 #include "course/buffers.h"
 #include "course/compare.h"
 #include "course/random.h"
+#include "course/stream_gate.h"
 
 namespace course::testing {
 
@@ -128,6 +129,16 @@ class GuardedInput {
   std::vector<T> host_;
   DeviceBuffer<T> device_;
 };
+
+// A host copy of n elements at `device` (device, pinned or managed memory), made on a private
+// stream: it waits for no other stream, so it shows what is there now, held streams or not.
+template <class T>
+std::vector<T> device_copy(const T* device, std::size_t n) {
+  const std::vector<unsigned char> bytes = snapshot(device, n * sizeof(T));
+  std::vector<T> out(n);
+  if (n > 0) std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
 
 // A device buffer keeps_to_stream() watches: what a launcher writes.
 struct Watched {
