@@ -35,7 +35,7 @@ API_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\|[A-Za-z_][A-Za-z0-9_]*)*$")
 # Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
 CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
                       "cusolver")
-VOIDABLE = ("performance",)
+VOIDABLE = ("performance", "all")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ class Performance:
 class Technique:
     """A rule about how the student's compiled code does its work. Its points are awarded only
     when the exercise is correct; `voids = "performance"` also voids the performance points
-    when the rule fails."""
+    when the rule fails, and `voids = "all"` voids every point of the exercise (the rule is what
+    the exercise teaches: a host-only answer to a dynamic-parallelism exercise earns nothing)."""
     name: str
     rule: str
     points: float
@@ -320,13 +321,13 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
         if voids and voids not in VOIDABLE:
             raise ManifestError(path, f"{where}.voids",
                                 f"unknown value {voids!r} (allowed: {', '.join(VOIDABLE)})")
-        if voids and not has_performance:
+        if voids == "performance" and not has_performance:
             raise ManifestError(path, f"{where}.voids",
                                 "the exercise has no [[performance]] points to void")
         points = t.number("points", default=0.0, minimum=0.0)
         if points == 0 and not voids:
             raise ManifestError(path, f"{where}.points",
-                                "must be greater than 0 unless the rule voids performance")
+                                "must be greater than 0 unless the rule voids other points")
         if any(other.name == name for other in out):
             raise ManifestError(path, f"{where}.name", f"duplicate name {name!r}")
         out.append(Technique(name=name, rule=rule, points=points, kernel=kernel, value=value,

@@ -3,8 +3,8 @@
 The stages (grader/stages/) say what happened; from their results this module gives the tests
 stage its share of the correctness points (voided by a failing sanitizer), turns the benchmark's
 ratios into performance points, awards each technique rule's points (only to a correct exercise;
-a failed rule with `voids = "performance"` also voids the performance points), and decides the
-exercise's status and message.
+a failed rule with `voids = "performance"` also voids the performance points, one with
+`voids = "all"` every point), and decides the exercise's status and message.
 """
 
 from __future__ import annotations
@@ -113,12 +113,23 @@ def voided_by_technique(ex: Exercise, technique: StageResult | None) -> list[str
     """Names of the rules that void the performance points: those that failed, or all of
     them when the stage could not check any (a CUB call must not earn speed points on a
     machine without cuobjdump)."""
+    return _voiding(ex, technique, ("performance", "all"))
+
+
+def voiding_everything(ex: Exercise, technique: StageResult | None) -> list[str]:
+    """Names of the failed (or unchecked) rules with `voids = "all"`: the exercise's point is
+    the technique, so a correct answer without it earns nothing."""
+    return _voiding(ex, technique, ("all",))
+
+
+def _voiding(ex: Exercise, technique: StageResult | None, kinds: tuple[str, ...]) -> list[str]:
     if technique is None:
         return []
     if technique.status == StageStatus.ERROR:
-        return [t.name for t in ex.technique if t.voids == "performance"]
+        return [t.name for t in ex.technique if t.voids in kinds]
+    voids = {t.name: t.voids for t in ex.technique}
     return [r["name"] for r in technique.details.get("rules", [])
-            if not r["passed"] and r.get("voids") == "performance"]
+            if not r["passed"] and voids.get(r["name"]) in kinds]
 
 
 def void_performance(bench: StageResult, rules: list[str], unchecked: bool = False) -> None:
@@ -130,6 +141,27 @@ def void_performance(bench: StageResult, rules: list[str], unchecked: bool = Fal
     why = (f"performance points voided: technique rule {', '.join(rules)} "
            f"{'could not be checked' if unchecked else 'failed'}")
     bench.message = f"{why}; {bench.message}" if bench.message else why
+
+
+def void_everything(ex: Exercise, stages: list[StageResult], rules: list[str],
+                    unchecked: bool = False) -> str:
+    """Zero every stage's points; returns the exercise's message, which names the rule and
+    what it asks for (the student's result may be right: what it lacks is the technique)."""
+    for stage in stages:
+        if stage.points > 0:
+            stage.message += "; its points are voided by the technique stage"
+        stage.points = 0.0
+        for metric in stage.metrics:
+            metric.points = 0.0
+    for rule in _stage(stages, "technique").details.get("rules", []):
+        rule["points"] = 0.0
+    by_name = {t.name: t for t in ex.technique}
+    what = "; ".join(f"{name}: {by_name[name].message}" if by_name[name].message else name
+                     for name in rules)
+    hints = "; ".join(by_name[name].hint for name in rules if by_name[name].hint)
+    verb = "could not be checked" if unchecked else "failed"
+    return (f"technique rule {', '.join(rules)} {verb}, which voids every point of this "
+            f"exercise ({what})" + (f". Try: {hints}" if hints else ""))
 
 
 def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
@@ -176,6 +208,11 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
             void_performance(bench, voided,
                              unchecked=technique.status == StageStatus.ERROR)
 
+    everything = voiding_everything(ex, technique)
+    if everything:
+        why = void_everything(ex, stages, everything,
+                              unchecked=technique.status == StageStatus.ERROR)
+
     result = _result(ex, stages, ExerciseStatus.PASSED, "full marks")
     result.score = round(sum(s.points for s in stages), 3)
     if tests.status in _RUN_VERDICTS:
@@ -189,6 +226,10 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
             failing = _stage(stages, "sanitizer")
             result.status = ExerciseStatus.UNCHECKED
         result.message = f"{failing.name}: {failing.message}"
+    elif everything:
+        result.status = ExerciseStatus.UNCHECKED if technique.status == StageStatus.ERROR \
+            else ExerciseStatus.FAILED
+        result.message = why
     elif result.score + 1e-9 < result.max_score:
         result.status = ExerciseStatus.PARTIAL
         result.message = "; ".join(f"{s.name}: {s.message}" if s.name == "technique"
