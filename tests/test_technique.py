@@ -497,6 +497,59 @@ def test_scoring_voids_performance():
     assert "performance points voided" in r.message
 
 
+EX_ALL = vector_add(correctness_points=50,
+                    technique=(rule("uses_device_launch", "device_launch",
+                                    voids="all", message="launches from the device",
+                                    hint="launch the child from the kernel"),))
+
+
+def device_launch_stage(passed: bool, status=None) -> StageResult:
+    stage = StageResult("technique", status or (StageStatus.PASSED if passed
+                                                 else StageStatus.FAILED))
+    r = EX_ALL.technique[0]
+    stage.details["rules"] = [{"name": r.name, "rule": r.rule, "kernel": "", "passed": passed,
+                               "expected": "e", "found": "f", "voids": r.voids, "points": 0.0,
+                               "max_points": r.points}]
+    return stage
+
+
+def graded_all(stage):
+    from test_scoring import benchmarked, built, ran_tests, sanitized
+    stages = [built(), stage, ran_tests(), sanitized(), benchmarked(rate=900.0)]
+    return scoring.grade(EX_ALL, stages), stages
+
+
+def test_scoring_voids_everything():
+    # A correct, fast, host-only answer to a technique exercise: nothing is earned.
+    r, stages = graded_all(device_launch_stage(passed=False))
+    assert r.status is ExerciseStatus.FAILED and r.score == 0
+    assert all(s.points == 0 for s in stages)
+    assert all(m.points == 0 for s in stages for m in s.metrics)
+    assert r.message.startswith("technique rule device_launch failed, which voids every point")
+    assert "launches from the device" in r.message and "Try: launch the child" in r.message
+    assert "voided by the technique stage" in stages[2].message  # the tests' 50 points
+
+
+def test_scoring_voids_everything_only_when_the_rule_fails():
+    r, _ = graded_all(device_launch_stage(passed=True))
+    assert r.status is ExerciseStatus.PASSED and r.score == r.max_score == 100
+
+
+def test_scoring_voids_everything_when_unchecked():
+    stage = device_launch_stage(passed=False, status=StageStatus.ERROR)
+    stage.details["rules"] = []
+    r, _ = graded_all(stage)
+    assert r.status is ExerciseStatus.UNCHECKED and r.score == 0
+    assert "could not be checked" in r.message
+
+
+def test_manifest_voids_all_needs_no_performance(tmp_path):
+    text = VALID.split("[[performance]]")[0] + TECHNIQUE.replace(
+        'voids = "performance"', 'voids = "all"')
+    ex = load_manifest(write(tmp_path, "ch02_x", "tiled", text))
+    assert [t.voids for t in ex.technique] == ["", "all", ""]
+
+
 def test_scoring_rules_need_a_correct_exercise():
     stage = technique_stage()
     r, _ = graded(stage, tests_passed=False)
