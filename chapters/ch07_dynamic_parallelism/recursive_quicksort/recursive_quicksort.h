@@ -1,0 +1,61 @@
+// Exercise ch07 / recursive_quicksort: a quicksort whose recursion runs on the GPU. Each
+// partition is a grid; once it is done, the device itself launches the grids that sort its
+// two sides, with no round trip to the host. The lesson is what that costs: the benchmark
+// sets it against CUB's radix sort in the same run.
+//
+// Frozen API: the tests and the benchmark call exactly this.
+//
+//   recursive_quicksort(keys_in, keys_out, scratch, n, params, stream)
+//       sorts keys_in[0, n) into keys_out[0, n) in ascending order (what std::sort gives), for
+//       any 0 <= n < 2^31 and any keys: duplicates, INT_MIN and INT_MAX included. n = 0 does
+//       nothing. keys_in is never written. scratch is quicksort_scratch_ints(n) ints of
+//       device memory, yours for the call (a second buffer for the keys, a few counters per
+//       segment); it holds garbage on entry, so whatever the call relies on, it initialises.
+//       Enqueues on `stream` only and returns without waiting: the host sees the grid it
+//       launched as complete only when every grid launched below it is, so the whole sort
+//       behaves as one operation on `stream`. All pointers are device pointers; one call at
+//       a time per scratch buffer.
+//       The recursion, on segments [lo, hi) of the keys: the whole array is depth 0, and
+//       the two sides of a partition at depth d are at depth d + 1. A segment
+//         - of at most params.leaf_size keys, or at depth params.max_depth, is sorted by ONE
+//           block, whatever its length (so max_depth = 0 sorts everything in one block);
+//         - otherwise is partitioned by a grid of blocks around a pivot taken from the
+//           segment: the keys equal to the pivot are then in their final place, and the keys
+//           below and above it are the two sides, each sorted the same way by grids the
+//           device launches.
+//       A device-side launch fails when it would nest deeper than the hardware's
+//       kMaxLaunchNesting levels below the grid the host launched, or when the device
+//       runtime's pool of pending launches is full; the host is never told, and the segment
+//       that launch was for simply stays unsorted. So a max_depth deeper than your launches
+//       can nest must be clamped, not obeyed: the call must sort whatever params say.
+//
+//   prepare_recursive_quicksort(max_n, params)
+//       host-side set-up, called by the tests and the benchmark before any
+//       recursive_quicksort with n <= max_n and these params (several times, for different
+//       sizes and params: each call must keep what the earlier ones set up working). It may
+//       synchronise the device and raise device limits; it sorts nothing. The device runtime
+//       keeps at most 2048 launches pending by default
+//       (cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, ...) raises it): size it
+//       for the most launches one sort of max_n keys can have in flight.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+// Device-side launches nest at most this many levels below the grid the host launched.
+inline constexpr int kMaxLaunchNesting = 24;
+
+struct QuicksortParams {
+  int max_depth = 20;    // segments at this depth are sorted by one block; >= 0
+  int leaf_size = 4096;  // segments of at most this many keys are sorted by one block; >= 1
+};
+
+// The ints of scratch one call may use: room for a second copy of the keys and for three
+// counters per key index (a segment's counters can live at its first index).
+inline std::size_t quicksort_scratch_ints(std::size_t n) { return 4 * n; }
+
+void prepare_recursive_quicksort(std::size_t max_n, const QuicksortParams& params);
+
+void recursive_quicksort(const int* keys_in, int* keys_out, int* scratch, std::size_t n,
+                         const QuicksortParams& params, cudaStream_t stream);

@@ -1,0 +1,86 @@
+#include "recursive_reduce.h"
+
+#include <cstddef>
+
+#include "course/check.h"
+
+constexpr int kThreads = 256;
+constexpr int kLoadsPerThread = 8;
+// Values one block sums: a level of c values has ceil(c / kTile) blocks.
+constexpr std::size_t kTile = static_cast<std::size_t>(kThreads) * kLoadsPerThread;
+
+// Given (chapter 02): the sum of a warp's 32 values, in lane 0.
+__device__ __forceinline__ long long warp_sum(long long value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_down_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// Given (chapter 02): block b's sum of values[b * kTile, (b + 1) * kTile), clipped to count,
+// valid in thread 0. Every thread of the block must call it (it has a barrier). The eight
+// loads are issued before the first add, so they are in flight together.
+template <class Value>
+__device__ long long tile_sum(const Value* __restrict__ values, std::size_t count) {
+  const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kTile + threadIdx.x;
+  Value loaded[kLoadsPerThread];
+#pragma unroll
+  for (int k = 0; k < kLoadsPerThread; ++k) {
+    const std::size_t at = first + static_cast<std::size_t>(k) * kThreads;
+    loaded[k] = at < count ? values[at] : Value{0};
+  }
+  long long own = 0;
+#pragma unroll
+  for (int k = 0; k < kLoadsPerThread; ++k) own += loaded[k];
+
+  __shared__ long long warp_sums[kThreads / 32];
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32;
+  own = warp_sum(own);
+  if (lane == 0) warp_sums[warp] = own;
+  __syncthreads();
+  if (warp == 0) own = warp_sum(lane < kThreads / 32 ? warp_sums[lane] : 0);
+  return own;
+}
+
+__global__ void reduce_partials_kernel(const long long* __restrict__ sums, std::size_t count,
+                                       long long* __restrict__ partials,
+                                       long long* __restrict__ result);
+
+// What every level does with its blocks' sums (block_total is valid in thread 0): a level of
+// one block writes *result; otherwise block b writes partials[b], and one thread launches the
+// next level, which sums partials[0, gridDim.x) into partials + gridDim.x onwards.
+__device__ void finish_level(long long block_total, long long* partials, long long* result) {
+  // TODO: Only thread 0 holds block_total. With gridDim.x == 1 it is the total:
+  //       write *result. Otherwise write partials[blockIdx.x], and let ONE thread of the grid
+  //       (thread 0 of block 0) launch reduce_partials_kernel over the gridDim.x partials,
+  //       with ceil(gridDim.x / kTile) blocks of kThreads threads, its own partials right
+  //       after this level's (partials + gridDim.x), into the stream cudaStreamTailLaunch:
+  //       a tail launch starts only once every block of this grid has finished, so the next
+  //       level never reads a partial sum before it is written (cudaStreamFireAndForget, or
+  //       the default stream, may start it at once: a race). Check cudaGetLastError() right
+  //       after the launch: a failed device launch is reported nowhere else.
+  (void)block_total; (void)partials; (void)result;
+}
+
+// Level 0: the ints, summed a tile per block.
+__global__ void __launch_bounds__(kThreads)
+    reduce_input_kernel(const int* __restrict__ in, std::size_t n, long long* __restrict__ partials,
+                        long long* __restrict__ result) {
+  finish_level(tile_sum(in, n), partials, result);
+}
+
+// Levels 1 and later: the previous level's partial sums, the same way.
+__global__ void __launch_bounds__(kThreads)
+    reduce_partials_kernel(const long long* __restrict__ sums, std::size_t count,
+                           long long* __restrict__ partials, long long* __restrict__ result) {
+  finish_level(tile_sum(sums, count), partials, result);
+}
+
+void recursive_reduce(const int* in, long long* scratch, std::size_t n, long long* result,
+                      cudaStream_t stream) {
+  // TODO: n = 0: write 0 to *result on the stream (cudaMemsetAsync) and return.
+  //       Otherwise launch level 0 only, reduce_input_kernel with ceil(n / kTile) blocks of
+  //       kThreads threads on `stream`, its partial sums at the start of scratch; the levels
+  //       after it launch themselves (finish_level). Never synchronise here.
+  (void)in; (void)scratch; (void)n; (void)result; (void)stream;
+}
