@@ -197,6 +197,10 @@ if cfg.get("unsupported"):
     sys.exit(1)
 env = dict(os.environ, FAKE_SANITIZER_TOOL=tool)
 rc = subprocess.call(command, env=env)
+if cfg.get("refuses") == tool:  # as racecheck does with dynamic parallelism
+    print("========= Warning: CUDA Dynamic Parallelism is not supported by the selected tool")
+    print("========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)")
+    sys.exit(exitcode)
 errors = cfg.get("errors", {}).get(tool, 0)
 for k in range(errors):
     print("========= Invalid __global__ write of size 4 bytes")

@@ -506,6 +506,19 @@ def test_unsupported_device_withholds_the_correctness_points(grade, tmp_path):
     assert r.status == ExerciseStatus.UNCHECKED and r.score == 0
 
 
+def test_a_tool_refusing_the_program_withholds_the_points(grade, tmp_path):
+    # racecheck on dynamic parallelism: a warning and the error exit code, no error counted.
+    fake_sanitizer(tmp_path / "bin" / "compute-sanitizer", tmp_path / "san.log",
+                   refuses="memcheck")
+    r = grade(CASES)
+    sanitizer = r.stage("sanitizer")
+    assert sanitizer.status == StageStatus.ERROR
+    assert sanitizer.message.startswith("memcheck could not check this program: CUDA Dynamic "
+                                        "Parallelism is not supported by the selected tool")
+    assert "a course bug, not yours" in sanitizer.message
+    assert r.status == ExerciseStatus.UNCHECKED and r.score == 0
+
+
 def test_grade_without_sanitizer_and_benchmark(grade):
     r = grade(CASES, sanitizer=False, benchmark=False)
     assert [s.name for s in r.stages] == ["build", "integrity", "tests", "benchmark"]

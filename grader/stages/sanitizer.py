@@ -17,6 +17,9 @@ SANITIZER_EXIT = 86  # --error-exitcode: tells "found errors" from the tests' ow
 
 _ERROR_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
 _RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
+# A tool that refuses what the program does (racecheck, synccheck and initcheck refuse CUDA
+# dynamic parallelism, measured with CUDA 13.0) warns and exits with the error code.
+_UNSUPPORTED = re.compile(r"Warning: (.*? is not supported by the selected tool)")
 _LEAK_SUMMARY = re.compile(r"LEAK SUMMARY:\s*(\d+)\s+bytes leaked in\s+(\d+)\s+allocation")
 
 
@@ -54,6 +57,13 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
             stage.status = StageStatus.ERROR
             stage.message = f"compute-sanitizer cannot run on this device ({tool})"
             stage.output = clip(sub.output)
+            return stage
+        unsupported = _UNSUPPORTED.search(sub.output)
+        if unsupported:
+            stage.status = StageStatus.ERROR
+            stage.message = (f"{tool} could not check this program: {unsupported.group(1)} "
+                             f"(a course bug, not yours: the manifest should not ask for {tool})")
+            stage.output = clip(findings(sub.output))
             return stage
         if not found and not sub.cases:
             stage.status = StageStatus.ERROR
