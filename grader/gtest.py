@@ -5,7 +5,8 @@ COURSE_EVENTS, and a "finished" line after the last case; every line carries the
 (support/include/course/results.h), which only the course's harness knows. Those lines are the
 only results the grader reads: GoogleTest's own report, the program's output and lines without
 the nonce are never taken as results, so a submission cannot write its own. From the stream
-the grader also recovers the finished cases and the one that was running when the process died.
+the grader also recovers the finished cases and the one that was running when the process died,
+or that the test main stopped because it ran past the manifest's case_timeout_s.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class RunOutcome:
     running: str | None = None      # started but never finished
     finished: bool = False          # the harness's "finished" line: every case ran
     forged: int = 0                 # result lines without this run's nonce, ignored
+    stopped: str | None = None      # the case the test main stopped at its time limit
+    stop_limit_s: float = 0.0
 
 
 def parse_list(output: str) -> list[str]:
@@ -77,6 +80,10 @@ def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:
                 _number(event.get("ms", 0)))
             if outcome.running == name:
                 outcome.running = None
+        elif event.get("event") == "stopped":
+            outcome.stopped = name
+            outcome.stop_limit_s = _number(event.get("limit_s", 0))
+            outcome.running = None
         elif event.get("event") == "finished":
             outcome.finished = outcome.running is None
     return outcome

@@ -83,6 +83,7 @@ class Exercise:
     min_cc: float = 7.0
     correctness_points: float = 0.0
     test_timeout_s: float = 60.0
+    case_timeout_s: float | None = None   # one case's limit: the test main stops the run there
     sanitizer_tools: tuple[str, ...] = ("memcheck",)
     sanitizer_filter: str = "*"
     sanitizer_timeout_s: float = 300.0
@@ -204,7 +205,7 @@ def load_manifest(path: Path) -> Exercise:
     shared = _shared_folder(path, name, ex.text("shared"))
 
     correctness = _Table(path, "correctness", top.data.get("correctness"),
-                         {"points", "timeout_s"})
+                         {"points", "timeout_s", "case_timeout_s"})
     sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
                        {"tools", "gtest_filter", "timeout_s", "leak_check"})
     benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
@@ -254,6 +255,8 @@ def load_manifest(path: Path) -> Exercise:
         min_cc=ex.number("min_cc", default=7.0, minimum=7.0),
         correctness_points=correctness.number("points", required=True, positive=True),
         test_timeout_s=correctness.number("timeout_s", default=60.0, positive=True),
+        case_timeout_s=(correctness.number("case_timeout_s", positive=True)
+                        if "case_timeout_s" in correctness.data else None),
         sanitizer_tools=tools,
         sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),

@@ -95,7 +95,8 @@ class Grader:
         if tested.status == StageStatus.SKIPPED:
             return scoring.grade(ex, stages)
 
-        if self.options.sanitizer and tested.status != StageStatus.TIMED_OUT:
+        if (self.options.sanitizer and tested.status != StageStatus.TIMED_OUT
+                and "stopped" not in tested.details):  # a case never ends: nothing to check
             stages.append(sanitizer.run(self.options, ex, test_binary))
 
         if ex.performance:

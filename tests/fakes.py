@@ -130,6 +130,12 @@ for c in cases:
         time.sleep(3600)
     elif action == "exit":
         os._exit(c.get("code", 0))
+    elif action == "stop_if_limited":  # the test main's watchdog on a case that never ends
+        limit = os.environ.get("COURSE_CASE_LIMIT_S")
+        if limit is None:
+            time.sleep(3600)
+        emit({"event": "stopped", "case": name, "limit_s": float(limit)})
+        os._exit(3)
     elif action == "torn":
         if events:
             events.write('{"event":"end","case":"' + name[:3])

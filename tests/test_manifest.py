@@ -77,6 +77,15 @@ def test_minimal_manifest_defaults(tmp_path):
     assert ex.sanitizer_tools == ("memcheck",) and ex.sanitizer_filter == "*"
     assert ex.performance == () and ex.max_points == 10 and ex.min_cc == 7.0
     assert ex.libraries == () and ex.rdc is False
+    assert ex.case_timeout_s is None  # no case is stopped early unless the manifest says so
+
+
+def test_case_timeout(tmp_path):
+    text = edit(r"^timeout_s = 30\n", "timeout_s = 30\ncase_timeout_s = 12.5\n")
+    assert manifest.load_manifest(write(tmp_path, "ch07_x", "deep", text)).case_timeout_s == 12.5
+    text = edit(r"^timeout_s = 30\n", "timeout_s = 30\ncase_timeout_s = 0\n")
+    with pytest.raises(manifest.ManifestError, match="greater than 0"):
+        manifest.load_manifest(write(tmp_path, "ch07_x", "deep", text))
 
 
 def edit(pattern: str, replacement: str, count: int = 1) -> str:

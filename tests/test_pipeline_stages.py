@@ -13,7 +13,7 @@ import pytest
 from fakes import bench_data, clean_integrity, fake_bench, fake_gtest, fake_sanitizer, fake_tool
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
-from grader.model import ExerciseStatus, StageResult, StageStatus
+from grader.model import CaseStatus, ExerciseStatus, StageResult, StageStatus
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
 from grader.stages.common import GradeOptions
 from helpers import vector_add
@@ -432,6 +432,24 @@ def test_grade_time_out_skips_the_sanitizer(grade):
     assert CASES[1] in r.message
     assert r.stage("sanitizer") is None
     assert r.elapsed < 10
+
+
+def test_grade_stopped_case_is_a_named_failure(grade):
+    # case_timeout_s: the test main stops a case that never ends; the run is a failure that
+    # names it (not a time-out of the whole binary), the cases before it keep their points.
+    ex = vector_add(test_timeout_s=30.0, case_timeout_s=1.5)
+    r = grade([CASES[0], {"name": CASES[1], "action": "stop_if_limited"}, CASES[2], CASES[3]],
+              ex=ex)
+    tests = r.stage("tests")
+    assert r.status == ExerciseStatus.FAILED and tests.status == StageStatus.FAILED
+    assert r.message.startswith(f"tests: {CASES[1]} did not finish within 1.5 s, so the run "
+                                "was stopped there")
+    assert "a recursion with no depth limit?" in r.message
+    by_name = {c.name: c for c in tests.cases}
+    assert by_name[CASES[1]].status == CaseStatus.FAILED
+    assert by_name[CASES[2]].status == CaseStatus.NOT_RUN
+    assert tests.details["stopped"] == CASES[1] and r.score == 15
+    assert r.stage("sanitizer") is None and r.elapsed < 10
 
 
 def test_grade_exited_early(grade):

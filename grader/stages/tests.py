@@ -44,10 +44,14 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     expected = list_cases(options, binary, gtest_filter)
     nonce = issue_nonce(nonce_file)
     command = (wrapper or []) + [str(binary), *_filter_args(gtest_filter)]
+    env = dict(extra_env or {})
+    if wrapper is None and ex.case_timeout_s:
+        # Under a sanitizer cases run many times slower: only the tests stage stops a case.
+        env["COURSE_CASE_LIMIT_S"] = f"{ex.case_timeout_s:g}"
     result = proc.run(command, timeout_s or ex.test_timeout_s,
                       env=program_env(options, COURSE_EVENTS=str(events),
                                       TEST_PREMATURE_EXIT_FILE=str(premature),
-                                      **{NONCE_ENV: str(nonce_file)}, **(extra_env or {})),
+                                      **{NONCE_ENV: str(nonce_file)}, **env),
                       output_limit=options.output_limit)
     nonce_file.unlink(missing_ok=True)
     outcome = gtest.parse_events(events, nonce)
@@ -66,6 +70,8 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
 
     _classify_run(stage, result, outcome, premature.exists())
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
+    if outcome.stopped and not outcome.forged:
+        stage.details["stopped"] = outcome.stopped
     if outcome.forged:
         # A forged run earns nothing, not even for the cases the harness did report.
         for case in stage.cases:
@@ -86,6 +92,13 @@ def _classify_run(stage: StageResult, result: proc.ProcResult, outcome: gtest.Ru
         stage.message = (f"{outcome.forged} result line{'s' if outcome.forged != 1 else ''} "
                          "not written by the course's harness (no valid run nonce): results "
                          "were forged, and the run counts for nothing")
+    elif outcome.stopped:
+        # A failure, not a time-out: the case is named, and the run ended in seconds.
+        stage.status = StageStatus.FAILED
+        stage.message = (f"{outcome.stopped} did not finish within "
+                         f"{outcome.stop_limit_s:g} s, so the run was stopped there: a kernel "
+                         "that never ends, or launches from the device that never stop (a "
+                         "recursion with no depth limit?)")
     elif result.timed_out:
         stage.status = StageStatus.TIMED_OUT
         stage.message = (f"timed out after {result.duration_s:.0f} s{where} "
@@ -111,7 +124,9 @@ def _cases(names: list[str], outcome: gtest.RunOutcome, result: proc.ProcResult,
     cases = []
     for name in names:
         case = outcome.cases.get(name)
-        if case is not None:
+        if name == outcome.stopped:
+            cases.append(CaseResult(name, CaseStatus.FAILED, run_message))
+        elif case is not None:
             cases.append(CaseResult(name, case.status, clip(case.message, 4096),
                                     case.duration_ms))
         elif name == outcome.running:

@@ -9,12 +9,21 @@
 //   results: each carries the run's nonce (course/results.h), so lines the student's code
 //   prints or writes cannot pass for them, and a process that dies mid-run leaves the name of
 //   the case that was running.
+// * COURSE_CASE_LIMIT_S=seconds (set by the grader's tests stage from the manifest's
+//   case_timeout_s): a case still running after that long is stopped: a "stopped" line names
+//   it and the process ends at once (exit status 3). A kernel that never ends (launches from
+//   the device that never stop) cannot be interrupted otherwise, and the cases after it could
+//   not run on a GPU it keeps busy; this way the student learns which case, in seconds.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "course/json.h"
@@ -23,13 +32,35 @@
 
 namespace {
 
+constexpr int kStoppedExit = 3;
+
 class EventStream : public ::testing::EmptyTestEventListener {
  public:
-  explicit EventStream(std::FILE* file) : file_(file) {}
-  ~EventStream() override { std::fclose(file_); }
+  EventStream(std::FILE* file, double case_limit_s) : file_(file), limit_s_(case_limit_s) {
+    if (limit_s_ > 0) watchdog_ = std::thread([this] { watch(); });
+  }
+  ~EventStream() override {
+    if (watchdog_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closing_ = true;
+      }
+      wake_.notify_all();
+      watchdog_.join();
+    }
+    std::fclose(file_);
+  }
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     failures_.clear();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = full_name(info);
+      deadline_ = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(limit_s_));
+    }
+    wake_.notify_all();
     course::JsonWriter line;
     line.begin_object()
         .field("event", "start")
@@ -45,6 +76,10 @@ class EventStream : public ::testing::EmptyTestEventListener {
     failures_.push_back(where + "\n" + result.message());
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_.clear();
+    }
     const auto* result = info.result();
     const char* status = result->Skipped() ? "skipped" : (result->Passed() ? "passed" : "failed");
     course::JsonWriter line;
@@ -76,11 +111,46 @@ class EventStream : public ::testing::EmptyTestEventListener {
   }
   // One event a line, flushed at once: the process may die right after it.
   void write(const course::JsonWriter& line) {
+    std::lock_guard<std::mutex> lock(write_mutex_);
     std::fprintf(file_, "%s\n", line.str().c_str());
     std::fflush(file_);
   }
+  // The watchdog: sleeps until the running case's deadline; past it, says which case and
+  // ends the process (the case's own thread may be stuck in a CUDA call for ever).
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!closing_) {
+      if (running_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      if (wake_.wait_until(lock, deadline_) == std::cv_status::no_timeout) continue;
+      if (running_.empty() || std::chrono::steady_clock::now() < deadline_) continue;
+      course::JsonWriter line;
+      line.begin_object()
+          .field("event", "stopped")
+          .field("case", running_)
+          .field("limit_s", limit_s_)
+          .field("nonce", course::results_nonce())
+          .end_object();
+      write(line);
+      std::fprintf(stderr, "stopped: %s did not finish within %g s\n", running_.c_str(),
+                   limit_s_);
+      std::fflush(stderr);
+      std::_Exit(kStoppedExit);
+    }
+  }
+
   std::FILE* file_;
   std::vector<std::string> failures_;
+  double limit_s_;
+  std::mutex write_mutex_;
+  std::mutex mutex_;  // guards running_, deadline_, closing_
+  std::condition_variable wake_;
+  std::string running_;
+  std::chrono::steady_clock::time_point deadline_{};
+  bool closing_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace
@@ -107,7 +177,9 @@ int main(int argc, char** argv) {
 
   if (const char* path = std::getenv("COURSE_EVENTS")) {
     if (std::FILE* file = std::fopen(path, "w")) {
-      ::testing::UnitTest::GetInstance()->listeners().Append(new EventStream(file));
+      const char* limit = std::getenv("COURSE_CASE_LIMIT_S");
+      ::testing::UnitTest::GetInstance()->listeners().Append(
+          new EventStream(file, limit != nullptr ? std::atof(limit) : 0.0));
     } else {
       std::fprintf(stderr, "cannot write COURSE_EVENTS=%s\n", path);
     }
