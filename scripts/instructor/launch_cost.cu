@@ -27,6 +27,19 @@ constexpr int kRepeats = 7;
 
 __global__ void empty_kernel() {}
 
+// Keeps its launch pending for about `ns` nanoseconds.
+__global__ void sleeping_kernel(unsigned ns) {
+  for (unsigned slept = 0; slept < ns; slept += 1000) __nanosleep(1000);
+}
+
+// One thread launches `count` sleeping grids fire-and-forget; errors[i] = launch i's error.
+__global__ void fan_out_sleepers(int count, unsigned ns, int* errors) {
+  for (int i = 0; i < count; ++i) {
+    sleeping_kernel<<<1, 1, 0, cudaStreamFireAndForget>>>(ns);
+    errors[i] = cudaGetLastError();
+  }
+}
+
 // One thread launches `count` empty grids fire-and-forget; errors[i] = launch i's error.
 __global__ void fan_out_from_one_thread(int count, int* errors) {
   for (int i = 0; i < count; ++i) {
@@ -147,33 +160,36 @@ int main() {
                 1e3 * t / short_chain);
   }
 
-  // Nesting: a chain asked for 40 levels stops where the device runtime refuses the launch.
-  std::printf("\n| chain asked for 40 levels | deepest grid that ran | first refused launch |\n");
-  std::printf("| --- | ---: | --- |\n");
-  for (bool tail : {true, false}) {
-    CUDA_CHECK(cudaMemsetAsync(deepest.data(), 0, sizeof(int), stream));
-    CUDA_CHECK(cudaMemsetAsync(errors.data(), 0, 64 * sizeof(int), stream));
-    chain<<<1, 1, 0, stream>>>(0, 40, tail, deepest.data(), errors.data());
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    int deep = 0;
-    std::vector<int> host_errors(64);
-    CUDA_CHECK(cudaMemcpy(&deep, deepest.data(), sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(host_errors.data(), errors.data(), 64 * sizeof(int),
-                          cudaMemcpyDeviceToHost));
-    int at = -1;
-    for (int d = 0; d < 40 && at < 0; ++d)
-      if (host_errors[d] != cudaSuccess) at = d;
-    std::printf("| %s | %d | %s |\n", tail ? "tail launches" : "fire-and-forget", deep,
-                at < 0 ? "none" : cudaGetErrorName(cudaError_t(host_errors[at])));
+  // Nesting: how deep does a chain go before the device runtime refuses a launch?
+  std::printf("\n| chain asked for | launch form | deepest grid that ran | first refused launch |\n");
+  std::printf("| ---: | --- | ---: | --- |\n");
+  for (int levels : {24, 100, 1000}) {
+    for (bool tail : {true, false}) {
+      CUDA_CHECK(cudaMemsetAsync(deepest.data(), 0, sizeof(int), stream));
+      CUDA_CHECK(cudaMemsetAsync(errors.data(), 0, (levels + 1) * sizeof(int), stream));
+      chain<<<1, 1, 0, stream>>>(0, levels, tail, deepest.data(), errors.data());
+      CUDA_CHECK_LAUNCH();
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      int deep = 0;
+      std::vector<int> host_errors(levels + 1);
+      CUDA_CHECK(cudaMemcpy(&deep, deepest.data(), sizeof(int), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(host_errors.data(), errors.data(), (levels + 1) * sizeof(int),
+                            cudaMemcpyDeviceToHost));
+      int at = -1;
+      for (int d = 0; d <= levels && at < 0; ++d)
+        if (host_errors[d] != cudaSuccess) at = d;
+      std::printf("| %d | %s | %d | %s |\n", levels, tail ? "tail launches" : "fire-and-forget",
+                  deep, at < 0 ? "none" : cudaGetErrorName(cudaError_t(host_errors[at])));
+    }
   }
 
-  // Past the pending-launch limit: one thread launches 4096 grids without waiting for any.
-  fan_out_from_one_thread<<<1, 1, 0, stream>>>(4096, errors.data());
+  // Past the pending-launch limit: one thread launches 4096 grids that each sleep 1 ms, so
+  // they are all still pending when the last is launched.
+  fan_out_sleepers<<<1, 1, 0, stream>>>(4096, 1000000u, errors.data());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(stream));
   count_failures(errors, 4096, &failed, &first);
-  std::printf("\n4096 fire-and-forget launches from one thread (limit %zu): %d refused (%s)\n",
-              pending, failed, first);
+  std::printf("\n4096 fire-and-forget launches of 1 ms grids from one thread (limit %zu): "
+              "%d refused (%s)\n", pending, failed, first);
   return 0;
 }
