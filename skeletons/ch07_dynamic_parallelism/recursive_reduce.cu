@@ -2,18 +2,23 @@
 
 #include <cstddef>
 
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
 #include "course/check.h"
+
+namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 constexpr int kLoadsPerThread = 8;
 // Values one block sums: a level of c values has ceil(c / kTile) blocks.
 constexpr std::size_t kTile = static_cast<std::size_t>(kThreads) * kLoadsPerThread;
 
-// Given (chapter 02): the sum of a warp's 32 values, in lane 0.
+// Given: the sum of a warp's 32 values, in every lane. Chapter 02 wrote these shuffles by hand;
+// cooperative groups' reduce does the same exchange for us.
 __device__ __forceinline__ long long warp_sum(long long value) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    value += __shfl_down_sync(0xffffffffu, value, offset);
-  return value;
+  const auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  return cg::reduce(warp, value, cg::plus<long long>());
 }
 
 // Given (chapter 02): block b's sum of values[b * kTile, (b + 1) * kTile), clipped to count,

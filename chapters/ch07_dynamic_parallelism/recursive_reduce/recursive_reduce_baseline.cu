@@ -3,7 +3,12 @@
 // call it (the integrity stage rejects that) nor collide with it.
 #include "recursive_reduce_baseline.h"
 
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
 #include "course/check.h"
+
+namespace cg = cooperative_groups;
 
 namespace {
 
@@ -12,10 +17,10 @@ constexpr int kLoadsPerThread = 8;
 constexpr std::size_t kTile = static_cast<std::size_t>(kTileThreads) * kLoadsPerThread;
 constexpr int kFinishThreads = 1024;
 
+// The warp's sum in every lane, by cooperative groups (chapter 02 wrote the shuffles by hand).
 __device__ __forceinline__ long long course_warp_sum(long long value) {
-  for (int offset = 16; offset > 0; offset /= 2)
-    value += __shfl_down_sync(0xffffffffu, value, offset);
-  return value;
+  const auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+  return cg::reduce(warp, value, cg::plus<long long>());
 }
 
 // The block's sum, valid in thread 0: shuffles within each warp, then warp 0 adds the warp sums.
