@@ -19,7 +19,7 @@ struct SortPlan {
   int* out;            // keys_out: the == runs and the sorted segments end here
   int* spare;          // the first n ints of scratch: the other buffer of the ping-pong
   unsigned* counters;  // the rest of scratch: three per key index (see partition_kernel)
-  int max_depth;       // params.max_depth, clamped to what the launches can nest
+  int max_depth;       // params.max_depth, clamped to a sane bound (the header says why)
   unsigned leaf_size;
 };
 
@@ -158,8 +158,9 @@ __device__ void sort_side(const SortPlan& plan, const int* keys, int* next_dst, 
   //       partition_kernel<<<partition_blocks(len), kPartitionThreads, 0,
   //       cudaStreamFireAndForget>>>(plan, {keys, next_dst, lo, len, depth}).
   //       Fire-and-forget: the two sides run independently, at once, and nobody waits for
-  //       them. A failed launch (too deep, launch pool full) returns its error to this thread
-  //       only (cudaGetLastError()), never to the host: its side just stays unsorted.
+  //       them. A failed launch (a bad configuration, too many launches pending, the device
+  //       out of memory) returns its error to this thread only (cudaGetLastError() right
+  //       after it), never to the host: its side just stays unsorted.
   (void)plan; (void)keys; (void)next_dst; (void)lo; (void)len; (void)depth;
 }
 
@@ -201,8 +202,9 @@ void prepare_recursive_quicksort(std::size_t max_n, const QuicksortParams& param
 void recursive_quicksort(const int* keys_in, int* keys_out, int* scratch, std::size_t n,
                          const QuicksortParams& params, cudaStream_t stream) {
   // TODO: Build the SortPlan (spare = scratch, counters right after its n ints,
-  //       max_depth clamped to what your launches can nest: a depth-d grid here is nested d
-  //       levels below the one you launch, and kMaxLaunchNesting is the hardware's limit).
+  //       max_depth clamped to a bound of your own, e.g. kMaxLaunchNesting - 2: a depth-d
+  //       grid is nested d levels below the one you launch, and nothing on the device stops
+  //       a deeper recursion for you).
   //       Then ONE launch on `stream`: a block_sort_kernel of the whole array when n <=
   //       leaf_size or max_depth is 0, else the depth-0 partition_kernel from keys_in into
   //       scratch, its counters zeroed first with cudaMemsetAsync on `stream`. The device

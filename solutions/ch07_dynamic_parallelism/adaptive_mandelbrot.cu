@@ -103,8 +103,9 @@ __global__ void __launch_bounds__(kThreads)
       const dim3 children((w + child_side - 1) / child_side, (h + child_side - 1) / child_side);
       region_kernel<<<children, kThreads, 0, cudaStreamFireAndForget>>>(
           dwells, width, view, params, x, y, w, h, child_side, depth + 1);
-      // A launch that fails here (too many pending, nested too deep) leaves the region
-      // unwritten; no host call can see the error, and the tests name the pixels it left.
+      // A launch that fails here (a bad configuration, too many launches pending, the device
+      // out of memory) leaves the region unwritten; only cudaGetLastError() here, on the
+      // device, would see the error, and the tests name the pixels it left.
     }
     return;
   }

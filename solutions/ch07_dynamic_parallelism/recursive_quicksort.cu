@@ -19,7 +19,7 @@ struct SortPlan {
   int* out;            // keys_out: the == runs and the sorted segments end here
   int* spare;          // the first n ints of scratch: the other buffer of the ping-pong
   unsigned* counters;  // the rest of scratch: three per key index (see partition_kernel)
-  int max_depth;       // params.max_depth, clamped to what the launches can nest
+  int max_depth;       // params.max_depth, clamped to a sane bound (the header says why)
   unsigned leaf_size;
 };
 
@@ -130,8 +130,10 @@ __global__ void fill_kernel(int* out, unsigned count, int value) {
 
 // @begin-solution: Constants of your own: how deep the recursion may go (the clamp for
 // @hint: params.max_depth), and whatever your partition needs.
-// The deepest depth the recursion goes to: a depth-d grid is nested d levels below the one
-// the host launched, and two levels of margin stay below the hardware's limit.
+// The deepest depth the recursion goes to, whatever params say: it keeps the chain of
+// dependent launches short (each level waits about 12 us for its launch, and nothing on the
+// device stops a runaway recursion) and prepare's count of pending launches bounded; two
+// levels within the nesting limit the programming guide documents.
 constexpr int kDeepestDepth = kMaxLaunchNesting - 2;
 // Longer == runs get a grid of their own; shorter ones the partition's last block writes.
 constexpr unsigned kFillByBlock = 1u << 16;
@@ -170,8 +172,9 @@ __device__ void sort_side(const SortPlan& plan, const int* keys, int* next_dst, 
   // @hint: partition_kernel<<<partition_blocks(len), kPartitionThreads, 0,
   // @hint: cudaStreamFireAndForget>>>(plan, {keys, next_dst, lo, len, depth}).
   // @hint: Fire-and-forget: the two sides run independently, at once, and nobody waits for
-  // @hint: them. A failed launch (too deep, launch pool full) returns its error to this thread
-  // @hint: only (cudaGetLastError()), never to the host: its side just stays unsorted.
+  // @hint: them. A failed launch (a bad configuration, too many launches pending, the device
+  // @hint: out of memory) returns its error to this thread only (cudaGetLastError() right
+  // @hint: after it), never to the host: its side just stays unsorted.
   if (len == 0) return;
   if (len == 1) {
     plan.out[lo] = keys[lo];
@@ -326,8 +329,9 @@ void prepare_recursive_quicksort(std::size_t max_n, const QuicksortParams& param
 void recursive_quicksort(const int* keys_in, int* keys_out, int* scratch, std::size_t n,
                          const QuicksortParams& params, cudaStream_t stream) {
   // @begin-solution: Build the SortPlan (spare = scratch, counters right after its n ints,
-  // @hint: max_depth clamped to what your launches can nest: a depth-d grid here is nested d
-  // @hint: levels below the one you launch, and kMaxLaunchNesting is the hardware's limit).
+  // @hint: max_depth clamped to a bound of your own, e.g. kMaxLaunchNesting - 2: a depth-d
+  // @hint: grid is nested d levels below the one you launch, and nothing on the device stops
+  // @hint: a deeper recursion for you).
   // @hint: Then ONE launch on `stream`: a block_sort_kernel of the whole array when n <=
   // @hint: leaf_size or max_depth is 0, else the depth-0 partition_kernel from keys_in into
   // @hint: scratch, its counters zeroed first with cudaMemsetAsync on `stream`. The device

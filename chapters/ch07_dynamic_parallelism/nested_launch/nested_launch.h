@@ -22,13 +22,15 @@
 //       operation on `stream`. records and count are device pointers; records has room for
 //       the records the call appends after *count.
 //       1 <= blocks <= 64, 1 <= threads <= 1024, max_depth >= 0: at most 640 device
-//       launches in all, under the 2048 the device runtime keeps pending by default.
-//       max_depth may exceed the device runtime's nesting limit (24): halving reaches 1
-//       thread first (at depth 10 from 1024 threads).
+//       launches in all, well under the pending-launch limit the programming guide
+//       documents (2048 by default). max_depth may be large (the tests use 30): halving
+//       reaches 1 thread first (at depth 10 from 1024 threads), so the thread count, not
+//       max_depth, ends every chain here.
 //
-// A device-side launch that fails (too deep, too many launches pending, a bad
-// configuration) does not reach the host as an error: its grid simply never runs, and its
-// records are missing. cudaGetLastError() right after the launch, on the device, says why.
+// A device-side launch that fails (a bad configuration, too many launches pending, the
+// device out of memory) does not reach the host as an error: its grid simply never runs,
+// and its records are missing. cudaGetLastError() right after the launch, on the device,
+// says why.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -23,14 +23,15 @@ constexpr int kPoisonKey = -1;
 constexpr std::size_t kLargestN = (std::size_t{1} << 22) + 1;
 constexpr std::size_t kLargestLeafOneN = 4097;
 
-// Far above what any launch scheme can nest: the call must clamp it and still sort.
-constexpr int kBeyondHardware = 1000;
+// Far deeper than any sane recursion: the call must clamp it and still sort. Nothing on the
+// device would stop it otherwise (the H100 ran chains of 1000 device launches).
+constexpr int kFarTooDeep = 1000;
 
 const std::string kNeverSortedHint =
-    "A segment was never sorted: a device-side launch probably failed (deeper than " +
-    std::to_string(kMaxLaunchNesting) +
-    " levels or too many pending launches); stop recursing at max_depth and sort what "
-    "remains in one block";
+    "A segment was never sorted: a device-side launch failed or was never made (check "
+    "cudaGetLastError() right after each launch, on the device: a failed launch, e.g. a bad "
+    "configuration, is reported nowhere else); stop recursing at the clamped max_depth and "
+    "sort what remains in one block";
 
 enum class Keys { Random, FewDistinct, AllEqual, Sorted, Reverse, OrganPipe, Extremes };
 
@@ -166,8 +167,8 @@ std::string describe(const QuicksortParams& params) {
 // every case (an implementation keeps the largest size it was asked for), and each case
 // also asks for its own, as the API says.
 void prepare_every_case() {
-  prepare_recursive_quicksort(kLargestN, QuicksortParams{kBeyondHardware, 4096});
-  prepare_recursive_quicksort(kLargestLeafOneN, QuicksortParams{kBeyondHardware, 1});
+  prepare_recursive_quicksort(kLargestN, QuicksortParams{kFarTooDeep, 4096});
+  prepare_recursive_quicksort(kLargestLeafOneN, QuicksortParams{kFarTooDeep, 1});
 }
 
 // Sorts `keys` with params and checks the output, keys_in and the guards around keys_out
@@ -248,7 +249,7 @@ const Keys kEveryKind[] = {Keys::Random,  Keys::FewDistinct, Keys::AllEqual, Key
 // Small enough for compute-sanitizer: every kind of input in one block (1000 keys, under the
 // default leaf) and through partitions (leaf 256), then the limits: max_depth 0 (one block
 // sorts everything, 4097 keys being more than a block sorts in shared memory at once), 1 and
-// 2, far beyond the hardware, leaf_size 1 (recursion down to single keys) and huge.
+// 2, far deeper than any sane recursion, leaf_size 1 (recursion down to single keys) and huge.
 std::vector<SortCase> small_cases() {
   std::vector<SortCase> cases;
   for (Keys keys : kEveryKind) {
@@ -261,8 +262,8 @@ std::vector<SortCase> small_cases() {
   cases.push_back({Keys::Random, 4097, {1, 64}});
   cases.push_back({Keys::OrganPipe, 4097, {1, 64}});
   cases.push_back({Keys::Random, 4097, {2, 1}});
-  cases.push_back({Keys::Sorted, 4097, {kBeyondHardware, 1}});
-  cases.push_back({Keys::OrganPipe, 4097, {kBeyondHardware, 1}});
+  cases.push_back({Keys::Sorted, 4097, {kFarTooDeep, 1}});
+  cases.push_back({Keys::OrganPipe, 4097, {kFarTooDeep, 1}});
   cases.push_back({Keys::Random, 2, {kDepth, 1}});
   cases.push_back({Keys::Random, 31, {kDepth, 1}});
   cases.push_back({Keys::AllEqual, 257, {kDepth, 1}});
@@ -281,7 +282,7 @@ std::vector<SortCase> medium_cases() {
   cases.push_back({Keys::Random, 65537, {0, kLeaf}});
   cases.push_back({Keys::OrganPipe, 65537, {1, kLeaf}});
   cases.push_back({Keys::Sorted, 65537, {2, kLeaf}});
-  cases.push_back({Keys::Random, 65537, {kBeyondHardware, kLeaf}});
+  cases.push_back({Keys::Random, 65537, {kFarTooDeep, kLeaf}});
   cases.push_back({Keys::Reverse, 20000, {kDepth, 1 << 20}});
   return cases;
 }
@@ -290,8 +291,8 @@ std::vector<SortCase> large_cases() {
   std::vector<SortCase> cases;
   for (Keys keys : kEveryKind)
     if (keys != Keys::Random) cases.push_back({keys, 1000003, {kDepth, kLeaf}});
-  cases.push_back({Keys::Random, 1000003, {kBeyondHardware, kLeaf}});
-  cases.push_back({Keys::OrganPipe, 1000003, {kBeyondHardware, kLeaf}});
+  cases.push_back({Keys::Random, 1000003, {kFarTooDeep, kLeaf}});
+  cases.push_back({Keys::OrganPipe, 1000003, {kFarTooDeep, kLeaf}});
   cases.push_back({Keys::Random, 1000003, {2, kLeaf}});
   return cases;
 }
