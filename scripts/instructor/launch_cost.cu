@@ -24,6 +24,8 @@ namespace {
 
 constexpr int kLaunches = 1000;  // below the default pending-launch limit of 2048
 constexpr int kRepeats = 7;
+// The longest chain asked for: far past any documented limit, to find where one stops.
+constexpr int kLongestChain = 100000;
 
 __global__ void empty_kernel() {}
 
@@ -110,7 +112,7 @@ int main() {
   std::printf("# %s (cc %d.%d), default pending-launch limit %zu\n", prop.name, prop.major,
               prop.minor, pending);
   course::Stream stream;
-  course::DeviceBuffer<int> errors(4096), deepest(1);
+  course::DeviceBuffer<int> errors(kLongestChain + 1), deepest(1);
 
   const double host = median_ms(stream, [&] {
     for (int i = 0; i < kLaunches; ++i) empty_kernel<<<1, 1, 0, stream>>>();
@@ -163,7 +165,7 @@ int main() {
   // Nesting: how deep does a chain go before the device runtime refuses a launch?
   std::printf("\n| chain asked for | launch form | deepest grid that ran | first refused launch |\n");
   std::printf("| ---: | --- | ---: | --- |\n");
-  for (int levels : {24, 100, 1000}) {
+  for (int levels : {24, 100, 1000, kLongestChain}) {
     for (bool tail : {true, false}) {
       CUDA_CHECK(cudaMemsetAsync(deepest.data(), 0, sizeof(int), stream));
       CUDA_CHECK(cudaMemsetAsync(errors.data(), 0, (levels + 1) * sizeof(int), stream));
