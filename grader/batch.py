@@ -309,6 +309,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def interrupt(signum, frame):
+    """A SIGTERM handler: kill stops like Ctrl-C (the running programs are ended, the files
+    stay whole)."""
+    raise KeyboardInterrupt
+
+
 # ------------------------------------------------------------------------------ state
 
 def secret_fingerprint(secret: str | None, salt: str) -> str | None:
@@ -318,18 +324,23 @@ def secret_fingerprint(secret: str | None, salt: str) -> str | None:
     return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()[:16]
 
 
-def load_state(out: Path) -> dict:
-    path = out / "batch.json"
+def load_record(path: Path, kind: type, what: str, empty):
+    """A JSON file the grader keeps (batch.json, slurm/rounds.json): `empty` when it is not
+    there; GraderError saying how to start afresh when it cannot be read or is not a `kind`."""
     if not path.exists():
-        return {}
+        return empty
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise GraderError(f"{path} cannot be read ({error}); remove it to start the batch "
+        raise GraderError(f"{path} cannot be read ({error}); remove it to start {what} "
                           "afresh") from None
-    if not isinstance(state, dict):
-        raise GraderError(f"{path} is not a batch record; remove it to start afresh")
-    return state
+    if not isinstance(record, kind):
+        raise GraderError(f"{path} is not a record of {what}; remove it to start afresh")
+    return record
+
+
+def load_state(out: Path) -> dict:
+    return load_record(out / "batch.json", dict, "the batch", {})
 
 
 def save_state(out: Path, state: dict) -> None:
@@ -399,7 +410,9 @@ class Batch:
 
     # -- the loop
 
-    def run(self) -> int:
+    def plan(self) -> tuple[list[Student], list[str], dict]:
+        """Settles the seed and secret (saved in batch.json) and returns the students to
+        grade in roster order, those of a --regrade still pending, and the saved state."""
         state = load_state(self.out)
         self._check_seed_and_secret(state)
         pending = self._pending_regrade(state)
@@ -410,6 +423,10 @@ class Batch:
         if done_before:
             self.say(f"{done_before} of {len(self.students)} students already have a complete "
                      "report: skipped (--regrade [STUDENT] grades again)")
+        return todo, pending, state
+
+    def run(self) -> int:
+        todo, pending, state = self.plan()
         self.book.rebuild(self.students, self.exercises)
         self.say(f"grading {len(todo)} students with seed {self.options.seed}"
                  + (" and a secret" if self.options.secret else "") + f"; results in {self.out}")
@@ -417,7 +434,7 @@ class Batch:
         for i, student in enumerate(todo, 1):
             started = self.clock()
             try:
-                outcome = self._grade_one(student)
+                outcome = self.grade_one(student)
             except KeyboardInterrupt:
                 self.say(f"stopped during {student.id}: {i - 1} of {len(todo)} graded in this "
                          "run; the same command resumes")
@@ -443,9 +460,10 @@ class Batch:
                  + f"; gradebook {self.out / 'gradebook.csv'}")
         return EXIT_SOME_FAILED if missing else EXIT_ALL_GRADED
 
-    def _grade_one(self, student: Student) -> str:
+    def grade_one(self, student: Student, build_dir: Path | None = None) -> str:
         """Grades one student, records the report or the failure; returns a line saying how
-        it went. Only KeyboardInterrupt gets out."""
+        it went. Only KeyboardInterrupt gets out. build_dir: where to build (default
+        OUT/builds/<student>; a Slurm task builds on its node's scratch)."""
         with open(self.book.log_path(student.id), "w", encoding="utf-8") as log:
             def progress(message: str) -> None:
                 log.write(f"{time.strftime('%H:%M:%S')} {message}\n")
@@ -458,7 +476,7 @@ class Batch:
                     raise GraderError(problem)
                 options = dataclasses.replace(
                     self.options, submission=student.submission.resolve(),
-                    build_dir=self.book.build_dir(student.id).resolve())
+                    build_dir=(build_dir or self.book.build_dir(student.id)).resolve())
                 report = self.grade(student, options, progress)
             except KeyboardInterrupt:
                 progress("interrupted")

@@ -1,5 +1,6 @@
-"""Command line: python3 -m grader {init,grade,list,skeletons,render,export-template,
-export-gradescope,gradescope-run,classroom-points}."""
+"""Command line: python3 -m grader {init,grade,list,skeletons,render,batch,export-template,
+export-gradescope,gradescope-run,classroom-points}; slurm-task and slurm-merge are run by
+Slurm for `batch --slurm`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
                     workspace)
-from grader import batch, hidden  # instructors: batch grading, hidden test cases
+from grader import batch, hidden, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
 from grader.errors import GraderError
 from grader.pipeline import GradeOptions, Grader
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_export_arguments(sub, g, r)
     _add_html_flags(g, r)
     _add_batch_parser(sub)
+    _add_slurm_parsers(sub)
     return p
 
 
@@ -420,18 +422,64 @@ def _add_batch_parser(sub) -> None:
     b.add_argument("--cuda-arch", default="auto", help="compute capability to build for")
     b.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
     _add_instructor_flags(b)
+    s = b.add_argument_group(
+        "on a Slurm cluster", "--slurm submits a job array instead of grading here: one task "
+        "per submission (or --group-size of them), one GPU each, building on the node's "
+        "scratch, reports into DIR; a merge job that waits for the whole array rebuilds the "
+        "gradebook and names the tasks that failed, timed out or were preempted. The same "
+        "command again submits only the students still without a report.")
+    s.add_argument("--slurm", action="store_true", help="grade through Slurm (run this on a "
+                   "login node; DIR and the course must be on a file system the nodes share)")
+    s.add_argument("--partition", help="sbatch --partition")
+    s.add_argument("--account", help="sbatch --account")
+    s.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
+                   help="one more sbatch option, passed through (repeatable), e.g. "
+                   "--sbatch-arg=--qos=class")
+    s.add_argument("--group-size", type=int, default=1, metavar="N",
+                   help="students per task (default 1)")
+    s.add_argument("--time", type=int, metavar="MINUTES", help="each task's time limit "
+                   "(default: the manifests' time-outs, every step at its limit)")
+    s.add_argument("--max-parallel", type=int, metavar="N",
+                   help="tasks running at once (the array's %%N)")
+    s.add_argument("--scratch", metavar="DIR", help="node-local folder for builds and the "
+                   "compiler cache (default: $SLURM_TMPDIR, else $TMPDIR, else /tmp, on the node)")
+    s.add_argument("--slurm-dry-run", action="store_true",
+                   help="write the round's scripts under DIR/slurm and submit nothing")
+
+
+def _slurm_settings(args) -> slurm.SlurmSettings:
+    for flag, value in (("--group-size", args.group_size), ("--time", args.time),
+                        ("--max-parallel", args.max_parallel)):
+        if value is not None and value < 1:
+            raise GraderError(f"{flag} takes a positive number")
+    settings = slurm.SlurmSettings(partition=args.partition, account=args.account,
+                                   sbatch_args=args.sbatch_arg, group_size=args.group_size,
+                                   time_minutes=args.time, max_parallel=args.max_parallel,
+                                   submit=not args.slurm_dry_run)
+    if args.scratch:
+        settings.scratch = args.scratch
+    return settings
 
 
 def cmd_batch(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
         raise GraderError("--jobs takes a positive number")
+    slurm_only = [f for f, v in (("--partition", args.partition), ("--account", args.account),
+                                 ("--sbatch-arg", args.sbatch_arg), ("--time", args.time),
+                                 ("--max-parallel", args.max_parallel),
+                                 ("--scratch", args.scratch),
+                                 ("--slurm-dry-run", args.slurm_dry_run),
+                                 ("--group-size", args.group_size != 1)) if v]
+    if slurm_only and not args.slurm:
+        raise GraderError(f"{slurm_only[0]} is for grading through Slurm: add --slurm")
+    settings = _slurm_settings(args) if args.slurm else None
     roster = args.roster.resolve()
     students = batch.read_roster(roster)
     out = args.out.resolve()
     batch.prepare_out(out, roster)
-    gpu = tools.query_gpu()
-    if gpu is None and not args.build_only:
+    gpu = None if args.slurm else tools.query_gpu()  # a login node needs none
+    if gpu is None and not args.build_only and not args.slurm:
         raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
                           "on a GPU. Use --build-only to check that everything compiles.")
     options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=_seed(args.seed),
@@ -442,17 +490,51 @@ def cmd_batch(args) -> int:
     def grade(student, student_options, progress):
         return Grader(student_options, exercises, progress, gpu).run()
 
+    the_batch = batch.Batch(students, out, exercises, options, grade, regrade=args.regrade,
+                            seed_given=args.seed is not None, say=_say)
+    if settings is not None:
+        return slurm.submit(the_batch, settings, args.exercise, roster,
+                            gpus=0 if args.build_only else 1, say=_say)
     # kill (SIGTERM) stops like Ctrl-C: the running programs are ended, the files stay whole.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, batch.interrupt)
     try:
-        return batch.Batch(students, out, exercises, options, grade, regrade=args.regrade,
-                           seed_given=args.seed is not None, say=_say).run()
+        return the_batch.run()
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _add_slurm_parsers(sub) -> None:
+    t = sub.add_parser("slurm-task", help="(run by Slurm for batch --slurm) grade one task's "
+                       "students")
+    t.add_argument("out", type=Path)
+    t.add_argument("--round", type=int, required=True)
+    t.add_argument("--index", type=int, required=True)
+    t.add_argument("--scratch", type=Path, required=True, help="this task's build folder")
+    m = sub.add_parser("slurm-merge", help="(run by Slurm for batch --slurm) rebuild the "
+                       "gradebook and name the tasks that ended early")
+    m.add_argument("out", type=Path)
+    m.add_argument("--round", type=int, required=True)
+
+
+def cmd_slurm_task(args) -> int:
+    record = slurm.load_round(args.out.resolve(), args.round)
+    gpu = tools.query_gpu()
+    if gpu is None and not record["options"]["build_only"]:
+        raise GraderError("no NVIDIA GPU on this node (nvidia-smi lists none): the task asked "
+                          "for one with --gres=gpu:1; check the partition's GPUs")
+    exercises = manifest.select(manifest.discover(ROOT), record["options"]["exercises"])
+
+    def grade(student, student_options, progress):
+        return Grader(student_options, exercises, progress, gpu).run()
+
+    return slurm.run_task(args.out.resolve(), args.round, args.index, args.scratch.resolve(),
+                          ROOT, grade, say=_say)
+
+
+def cmd_slurm_merge(args) -> int:
+    record = slurm.load_round(args.out.resolve(), args.round)
+    exercises = manifest.select(manifest.discover(ROOT), record["options"]["exercises"])
+    return slurm.merge(args.out.resolve(), args.round, exercises, say=_say)
 
 
 def _warn_incomplete() -> None:
@@ -466,7 +548,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("grade", "list"):
         _warn_incomplete()
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
-                "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch, **EXPORT_HANDLERS}
+                "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch,
+                "slurm-task": cmd_slurm_task, "slurm-merge": cmd_slurm_merge, **EXPORT_HANDLERS}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit

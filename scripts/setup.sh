@@ -96,6 +96,11 @@ fi
 if { [ "${CI:-}" = true ] || [ "${COURSE_BROWSER:-0}" = 1 ]; } && ! command -v chromium >/dev/null 2>&1; then
   _apt_install chromium
 fi
+# Slurm and munge: CI starts a one-node cluster from them for the job-array test
+# (tests/test_slurm_cluster.py); only with CI=true or COURSE_SLURM=1.
+if { [ "${CI:-}" = true ] || [ "${COURSE_SLURM:-0}" = 1 ]; } && ! command -v sbatch >/dev/null 2>&1; then
+  _apt_install slurm-wlm munge
+fi
 export PY
 export PATH="$(dirname "$PY"):$PATH"
 command -v ninja >/dev/null 2>&1 || _fail "ninja not found"

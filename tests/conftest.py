@@ -17,9 +17,18 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from helpers import (FIXTURES, PYTHON, ROOT, VECTOR_ADD, assert_one_line_error,  # noqa: E402,F401
-                     run_cli, vector_add)
+                     make_student, run_cli, vector_add)
 from grader import manifest  # noqa: E402
 from grader.pipeline import GradeOptions, Grader  # noqa: E402
+
+
+@pytest.fixture
+def roster(tmp_path):
+    """A batch roster: five students in a folder, alice, bob, carol, dave, eve."""
+    folder = tmp_path / "students"
+    for sid in ("alice", "bob", "carol", "dave", "eve"):
+        make_student(folder, sid)
+    return folder
 
 
 @pytest.fixture

@@ -94,3 +94,11 @@ def sample_report() -> model.Report:
                         gpu=model.GpuInfo("Fake GPU", "9.0", "555", 80000), host="h",
                         options={"build_only": False},
                         exercises=[passed, partial, crashed, compile_error, missing])
+
+
+def make_student(root: Path, sid: str) -> Path:
+    """A student folder of a batch roster: root/sid/ch01_programming_model/vector_add.cu."""
+    folder = root / sid / "ch01_programming_model"
+    folder.mkdir(parents=True)
+    (folder / "vector_add.cu").write_text(f"// {sid}\n")
+    return root / sid

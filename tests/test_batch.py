@@ -18,16 +18,9 @@ from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake
 from grader import batch, cli, html_report, model, tools
 from grader.errors import GraderError
 from grader.stages.common import GradeOptions
-from helpers import ROOT, TESTS, vector_add
+from helpers import ROOT, TESTS, make_student, vector_add
 
 GPU = model.GpuInfo("Fake GPU", "9.0", "1", 1)
-
-
-def make_student(root, sid):
-    folder = root / sid / "ch01_programming_model"
-    folder.mkdir(parents=True)
-    (folder / "vector_add.cu").write_text(f"// {sid}\n")
-    return root / sid
 
 
 def fake_report(options: GradeOptions, score: float, ratio: float | None) -> model.Report:
@@ -59,15 +52,6 @@ class Grades:
             raise what
         score, ratio = what
         return fake_report(options, score, ratio)
-
-
-@pytest.fixture
-def roster(tmp_path):
-    """Five students in a folder: alice, bob, carol, dave, eve."""
-    folder = tmp_path / "students"
-    for sid in ("alice", "bob", "carol", "dave", "eve"):
-        make_student(folder, sid)
-    return folder
 
 
 def run_batch(roster, out, grades, *, regrade=None, seed=7, secret=None, seed_given=True):

@@ -1,0 +1,111 @@
+"""grader batch --slurm against a real Slurm: a one-node cluster started for this module
+(tests/slurm_cluster.py; no GPU, so the tasks compile with --build-only), a class of four
+submitted as a job array, one task cancelled on purpose while it runs, the merge job's
+gradebook and findings, and the resubmission that grades only that student.
+
+It skips, saying why, where the daemons cannot start (not root, Slurm not installed); CI
+(CI=true) installs Slurm and munge through scripts/setup.sh, and there a skip is a failure."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import slurm_cluster
+from helpers import ROOT, run_cli
+
+IN_CI = os.environ.get("CI") == "true"
+SKELETON = ROOT / "skeletons" / "ch01_programming_model" / "vector_add.cu"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    try:
+        started = slurm_cluster.start(tmp_path_factory.mktemp("slurm"))
+    except slurm_cluster.ClusterUnavailable as why:
+        if IN_CI:
+            pytest.fail(f"the one-node Slurm cluster did not start: {why}")
+        pytest.skip(f"no Slurm cluster here: {why}")
+    yield started
+    started.stop()
+
+
+def make_class(root: Path) -> Path:
+    """alice, bob and carol hand in the skeleton (it compiles); dave's does not compile."""
+    for sid in ("alice", "bob", "carol", "dave"):
+        folder = root / sid / "ch01_programming_model"
+        folder.mkdir(parents=True)
+        shutil.copy(SKELETON, folder / "vector_add.cu")
+    with open(root / "dave" / "ch01_programming_model" / "vector_add.cu", "a") as f:
+        f.write("\nthis line is not C++\n")
+    return root
+
+
+def gradebook(out: Path) -> dict[str, dict]:
+    with open(out / "gradebook.csv", newline="") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+def submit(cluster, roster: Path, out: Path, scratch: Path):
+    result = run_cli("batch", roster, "--out", out, "-e", "vector_add", "--build-only",
+                     "--slurm", "--time", "10", "--scratch", scratch, env=cluster.env)
+    assert result.returncode == 0, result.stderr
+    return json.loads((out / "slurm" / "rounds.json").read_text())[-1]
+
+
+def wait_for_running(cluster, task: str, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if f"{task} RUNNING" in cluster.queued():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{task} never ran: {cluster.queued()}\n{cluster.logs()}")
+
+
+def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster, tmp_path):
+    roster = make_class(tmp_path / "class")
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    first = submit(cluster, roster, out, scratch)
+    assert first["tasks"] == 4
+    victim = f"{first['array_job']}_1"  # bob's task
+    wait_for_running(cluster, victim)
+    cluster.run("scancel", victim)
+    cluster.wait_until_idle(timeout_s=600)
+
+    merged = json.loads((out / "slurm/round-1/merge.json").read_text())
+    assert merged["states_from"] == "scontrol"
+    states = {t["task"]: t["state"] for t in merged["tasks"]}
+    assert states == {0: "COMPLETED", 1: "CANCELLED", 2: "COMPLETED", 3: "COMPLETED"}, \
+        (merged, cluster.logs())
+    book = gradebook(out)
+    assert book["bob"]["status"] == (f"failed to grade: its Slurm task {victim} was cancelled "
+                                     "(scancel, or an administrator) (CANCELLED); submitting "
+                                     "again grades it")
+    for sid in ("alice", "carol", "dave"):
+        assert book[sid]["status"] == "graded", (sid, book[sid])
+    dave = json.loads((out / "reports" / "dave.json").read_text())
+    assert dave["exercises"][0]["status"] == "compile_error"
+    summary = (out / "slurm" / "summary.txt").read_text()
+    assert f"task 1 ({victim}) CANCELLED" in summary and "1 student not graded" in summary
+    # Each task built in its own folder on the scratch and removed it; the compiler cache
+    # stays for the node's next tasks.
+    assert [p.name for p in scratch.iterdir()] == ["cuda-course-ccache"]
+
+    second = submit(cluster, roster, out, scratch)
+    assert second["tasks"] == 1
+    record = json.loads((out / "slurm/round-2/tasks.json").read_text())
+    assert [s["id"] for t in record["tasks"] for s in t] == ["bob"]
+    assert record["options"]["seed"] == \
+        json.loads((out / "slurm/round-1/tasks.json").read_text())["options"]["seed"]
+    cluster.wait_until_idle(timeout_s=300)
+    book = gradebook(out)
+    assert all(row["status"] == "graded" for row in book.values()), book
+    assert "0 students not graded" in (out / "slurm" / "summary.txt").read_text()
+    ended = json.loads((out / "slurm/round-2/ended/0.json").read_text())
+    assert ended["node"] and list(ended["students"]) == ["bob"]
