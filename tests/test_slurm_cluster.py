@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -59,6 +60,13 @@ def submit(cluster, roster: Path, out: Path, scratch: Path):
     return json.loads((out / "slurm" / "rounds.json").read_text())[-1]
 
 
+def cache_hits(cache: Path) -> int:
+    stats = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                           env=dict(os.environ, CCACHE_DIR=str(cache)), check=True).stdout
+    counts = dict(line.split("\t", 1) for line in stats.splitlines() if "\t" in line)
+    return int(counts.get("direct_cache_hit", 0)) + int(counts.get("preprocessed_cache_hit", 0))
+
+
 def wait_for_running(cluster, task: str, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -96,6 +104,8 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     # Each task built in its own folder on the scratch and removed it; the compiler cache
     # stays for the node's next tasks.
     assert [p.name for p in scratch.iterdir()] == ["cuda-course-ccache"]
+    if shutil.which("ccache"):  # scripts/setup.sh installs it; Meson uses it when it is there
+        assert cache_hits(scratch / "cuda-course-ccache") > 0, "no task reused another's objects"
 
     second = submit(cluster, roster, out, scratch)
     assert second["tasks"] == 1
