@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--cuda-arch", default="auto", help="compute capability to build for "
                    "(default: the GPU's, or 9.0 without one)")
     g.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
+    g.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
+                   "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
+                   "8); benchmarks always run alone")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
     _add_instructor_flags(g)
@@ -162,6 +165,8 @@ def cmd_grade(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
         raise GraderError("--jobs takes a positive number")
+    if args.parallel is not None and args.parallel < 1:
+        raise GraderError("--parallel takes a positive number")
     if not any((submission / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
         example = exercises[0]
         raise GraderError(f"no exercise files in {submission}: the grader looks for one folder "
@@ -181,7 +186,7 @@ def cmd_grade(args) -> int:
     options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
-                           jobs=args.jobs, cuda_arch=args.cuda_arch,
+                           jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
                            **_instructor_options(args))
 
     # Progress is for a person watching: none under -q, or when stderr is a file or a pipe.
@@ -421,6 +426,9 @@ def _add_batch_parser(sub) -> None:
     b.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
     b.add_argument("--cuda-arch", default="auto", help="compute capability to build for")
     b.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
+    b.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
+                   "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
+                   "8); benchmarks always run alone")
     _add_instructor_flags(b)
     s = b.add_argument_group(
         "on a Slurm cluster", "--slurm submits a job array instead of grading here: one task "
@@ -465,6 +473,8 @@ def cmd_batch(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
         raise GraderError("--jobs takes a positive number")
+    if args.parallel is not None and args.parallel < 1:
+        raise GraderError("--parallel takes a positive number")
     slurm_only = [f for f, v in (("--partition", args.partition), ("--account", args.account),
                                  ("--sbatch-arg", args.sbatch_arg), ("--time", args.time),
                                  ("--max-parallel", args.max_parallel),
@@ -484,7 +494,7 @@ def cmd_batch(args) -> int:
                           "on a GPU. Use --build-only to check that everything compiles.")
     options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=_seed(args.seed),
                            build_only=args.build_only, sanitizer=not args.no_sanitizer,
-                           benchmark=not args.no_benchmark, jobs=args.jobs,
+                           benchmark=not args.no_benchmark, jobs=args.jobs, parallel=args.parallel,
                            cuda_arch=args.cuda_arch, **_instructor_options(args))
 
     def grade(student, student_options, progress):

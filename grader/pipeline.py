@@ -6,25 +6,59 @@ runs), tests, sanitizer and benchmark (grader/stages/), and the scorer (grader/s
 Every stage runs its program through grader.proc.run, in its own process group with a time
 limit and bounded output, so one exercise's compile error, crash, hang, early exit or flood of
 output costs that exercise only.
+
+The stages up to the sanitizer are not timed, so several exercises run them at once
+(options.parallel, by default from the GPU's memory and the host's cores); a tests or
+sanitizer stage that did not pass among neighbours is run again alone, and that run is the
+verdict, so the load of other exercises (memory taken, time limits reached) never costs a
+student points. The benchmarks come last, one at a time, with nothing else running.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import shutil
 import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Callable
 
-from grader import __version__, hidden, model, scoring
+from grader import __version__, hidden, model, proc, scoring
 from grader.manifest import Exercise
 from grader.model import StageStatus
 from grader.stages import benchmark, build, integrity, sanitizer, technique, tests
 from grader.stages.common import GradeOptions
 
 
+# Exercises checked at once by default: at most this many, one per two host cores and per
+# this much GPU memory (a test program's context and buffers, under a sanitizer too).
+MAX_PARALLEL = 8
+GPU_MIB_PER_EXERCISE = 10 * 1024
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
+                     cores: int | None = None) -> int:
+    """One exercise per two host cores and per GPU_MIB_PER_EXERCISE of GPU memory, at most
+    MAX_PARALLEL; without a GPU to share (--build-only) the cores alone decide."""
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    by_memory = MAX_PARALLEL if build_only else \
+        (gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1)
+    return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
+
+
+@dataclass
+class _Checked:
+    """An exercise after the untimed stages: its final result when it ended there, else the
+    stages so far, waiting for its benchmark."""
+    ex: Exercise
+    result: model.ExerciseResult | None = None
+    stages: list[model.StageResult] = field(default_factory=list)
 
 
 class Grader:
@@ -54,51 +88,122 @@ class Grader:
         build.configure(self.options, self.progress)
         self.build_log = build.build_all(
             self.options, [ex for ex in self.exercises if not self._missing(ex)], self.progress)
-        for i, ex in enumerate(self.exercises, 1):
-            self.progress(f"[{i}/{len(self.exercises)}] {ex.key}: grading")
+        workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
+        checked = self._check_all(workers)
+        for i, item in enumerate(checked, 1):
             started = time.monotonic()
-            outcome = self.grade_exercise(ex)
+            outcome = self._finish(item)
             report.exercises.append(outcome)
-            self.progress(f"[{i}/{len(self.exercises)}] {ex.key}: {outcome.status}, "
-                          f"{outcome.score:g}/{outcome.max_score:g} "
-                          f"({time.monotonic() - started:.1f} s)")
+            self.progress(f"[{i}/{len(self.exercises)}] {item.ex.key}: {outcome.status}, "
+                          f"{outcome.score:g}/{outcome.max_score:g}"
+                          + (f" (benchmark {time.monotonic() - started:.1f} s)"
+                             if item.result is None and item.ex.performance else ""))
         report.finished_at = _now()
         return report
 
     def grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
-        """The exercise's result, hidden cases and a secret seed kept out of it."""
-        secret_seed = self.options.input_seed if self.options.secret else None
-        return hidden.redact(self._grade_exercise(ex), secret_seed)
+        """The exercise's result, alone, hidden cases and a secret seed kept out of it."""
+        return self._finish(self._check(ex))
 
-    def _grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
+    def _check_all(self, workers: int) -> list[_Checked]:
+        """Every exercise through the untimed stages, `workers` at a time, in roster order;
+        then the tests and sanitizer runs that did not pass among neighbours, again alone."""
+        total = len(self.exercises)
+
+        def check(i: int, ex: Exercise) -> _Checked:
+            self.progress(f"[{i}/{total}] {ex.key}: checking")
+            started = time.monotonic()
+            item = self._check(ex)
+            self.progress(f"[{i}/{total}] {ex.key}: checked ({time.monotonic() - started:.1f} s)")
+            return item
+
+        if workers <= 1:
+            return [check(i, ex) for i, ex in enumerate(self.exercises, 1)]
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="exercise")
+        try:
+            futures = [pool.submit(check, i, ex) for i, ex in enumerate(self.exercises, 1)]
+            pending = futures
+            while pending:  # in short waits, so that a signal reaches this thread at once
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    if future.exception() is not None:
+                        raise future.exception()
+            checked = [f.result() for f in futures]
+        except BaseException:
+            # Ctrl-C reaches this thread only: end what the other threads are running.
+            proc.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            proc.resume()
+            raise
+        pool.shutdown(wait=True)
+        for item in checked:
+            if self._load_may_explain(item):
+                self.progress(f"{item.ex.key}: did not pass while other exercises ran; "
+                              "running its tests again alone")
+                self._run_alone(item)
+        return checked
+
+    @staticmethod
+    def _load_may_explain(item: _Checked) -> bool:
+        """Whether the tests or sanitizer stage did not pass (the neighbours may have taken
+        the memory or the time it needed)."""
+        stages = item.result.stages if item.result is not None else item.stages
+        return any(s.name in ("tests", "sanitizer") and s.status not in (
+            StageStatus.PASSED, StageStatus.SKIPPED) for s in stages)
+
+    def _run_alone(self, item: _Checked) -> None:
+        before = {s.name: s.status for s in (item.result.stages if item.result else item.stages)}
+        again = self._check(item.ex)
+        stages = again.result.stages if again.result is not None else again.stages
+        for stage in stages:
+            if stage.name in before and stage.name in ("tests", "sanitizer"):
+                stage.details["among_others"] = str(before[stage.name])
+        item.result, item.stages = again.result, again.stages
+
+    def _finish(self, item: _Checked) -> model.ExerciseResult:
+        """The benchmark (alone on the GPU) and the score; hidden cases and a secret seed
+        kept out of the result."""
+        secret_seed = self.options.input_seed if self.options.secret else None
+        result = item.result
+        if result is None:
+            result = self._benchmark_and_score(item.ex, item.stages)
+        return hidden.redact(result, secret_seed)
+
+    def _check(self, ex: Exercise) -> _Checked:
+        """The stages before the benchmark: a final result where one of them ends the
+        exercise, else the stages so far."""
         missing = self._missing(ex)
         if missing:
-            return scoring.not_submitted(ex, missing, self.options.submission / ex.chapter)
+            return _Checked(ex, scoring.not_submitted(ex, missing,
+                                                      self.options.submission / ex.chapter))
 
         built = build.run(self.options, ex, self.build_log)
         if built.status != StageStatus.PASSED:
-            return scoring.grade(ex, [built])
+            return _Checked(ex, scoring.grade(ex, [built]))
         stages = [built]
-        checked = integrity.run(self.options, ex)
-        stages.append(checked)
-        if checked.status != StageStatus.PASSED:
-            return scoring.not_trusted(ex, stages)
+        trusted = integrity.run(self.options, ex)
+        stages.append(trusted)
+        if trusted.status != StageStatus.PASSED:
+            return _Checked(ex, scoring.not_trusted(ex, stages))
         if ex.technique:
             stages.append(technique.run(self.options, ex))
         why_not = self._why_not_run(ex)
         if why_not:
-            return scoring.not_run(ex, stages, why_not)
+            return _Checked(ex, scoring.not_run(ex, stages, why_not))
 
         test_binary = self.options.build_dir / f"{ex.name}_test"
         tested = tests.run(self.options, ex, test_binary)
         stages.append(tested)
         if tested.status == StageStatus.SKIPPED:
-            return scoring.grade(ex, stages)
+            return _Checked(ex, scoring.grade(ex, stages))
 
         if (self.options.sanitizer and tested.status != StageStatus.TIMED_OUT
                 and "stopped" not in tested.details):  # a case never ends: nothing to check
             stages.append(sanitizer.run(self.options, ex, test_binary))
+        return _Checked(ex, None, stages)
 
+    def _benchmark_and_score(self, ex: Exercise,
+                             stages: list[model.StageResult]) -> model.ExerciseResult:
         if ex.performance:
             if not self.options.benchmark:
                 stages.append(benchmark.not_run("not run (--no-benchmark)"))

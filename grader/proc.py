@@ -18,6 +18,31 @@ from typing import Callable
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 
+# Programs running now, by process group, so that an interrupt seen by the main thread can end
+# those that other threads started (grader/pipeline.py grades exercises in parallel); once
+# stopping is set, no new program starts.
+_running: dict[int, subprocess.Popen] = {}
+_running_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+class Stopped(Exception):
+    """Raised in a thread asked to start a program after stop_all()."""
+
+
+def stop_all() -> None:
+    """Ends every program run() has running, in every thread, and refuses new ones until
+    resume()."""
+    _stopping.set()
+    with _running_lock:
+        running = list(_running.items())
+    for pgid, process in running:
+        _kill_group(pgid, 0.5, process)
+
+
+def resume() -> None:
+    _stopping.clear()
+
 
 @dataclass
 class ProcResult:
@@ -111,6 +136,8 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
     """Runs `command` in its own process group with a time limit, keeping the head and tail
     of its output; `on_line`, if given, sees each complete line as it comes (progress)."""
     started = time.monotonic()
+    if _stopping.is_set():
+        raise Stopped("the grading was interrupted")
     try:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -118,6 +145,18 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
     except OSError as error:
         return ProcResult(list(map(str, command)), None, False, 0.0, "", 0, False,
                           start_error=str(error))
+    with _running_lock:
+        _running[proc.pid] = proc
+    try:
+        return _supervise(proc, command, started, timeout_s, output_limit, grace_s, on_line)
+    finally:
+        with _running_lock:
+            _running.pop(proc.pid, None)
+
+
+def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeout_s: float,
+               output_limit: int, grace_s: float,
+               on_line: Callable[[str], None] | None) -> ProcResult:
     collector = _Collector(output_limit)
 
     def pump() -> None:

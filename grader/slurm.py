@@ -285,7 +285,8 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
         "options": {"seed": options.seed, "exercises": selection,
                     "build_only": options.build_only, "sanitizer": options.sanitizer,
                     "benchmark": options.benchmark, "cuda_arch": options.cuda_arch,
-                    "jobs": options.jobs, "hidden": options.hidden,
+                    "jobs": options.jobs, "parallel": options.parallel,
+                    "hidden": options.hidden,
                     "secret": bool(options.secret)},
         "time_limit": slurm_time(minutes),
     }
@@ -346,7 +347,8 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
     options = GradeOptions(root=root, submission=root, build_dir=out, seed=opts["seed"],
                            build_only=opts["build_only"], sanitizer=opts["sanitizer"],
                            benchmark=opts["benchmark"], jobs=opts["jobs"],
-                           cuda_arch=opts["cuda_arch"], secret=secret, hidden=opts["hidden"])
+                           cuda_arch=opts["cuda_arch"], secret=secret, hidden=opts["hidden"],
+                           parallel=opts.get("parallel"))
     runner = batch.Batch(students, out, exercises, options, grade, say=say)
     ended = round_dir(out, number) / "ended" / f"{index}.json"
     outcome = {"task": index, "node": socket.gethostname(),

@@ -35,6 +35,29 @@ if os.environ.get("COURSE_NONCE_FILE"):
     os.remove(os.environ["COURSE_NONCE_FILE"])
 '''
 
+_CROWD = r'''
+# Parallel grading: a marker file in crowd_dir while this program runs, so that a program can
+# tell whether others run beside it, and one line per start and end in the timeline log.
+crowd = cfg.get("crowd_dir")
+if crowd and not listing:
+    me = os.path.join(crowd, str(os.getpid()))
+    open(me, "w").close()
+    import atexit
+    atexit.register(lambda: os.path.exists(me) and os.remove(me))
+
+
+def crowded():
+    return bool(crowd) and any(n != str(os.getpid()) for n in os.listdir(crowd))
+
+
+def timeline(event):
+    if cfg.get("timeline") and not listing:
+        with open(cfg["timeline"], "a") as f:
+            f.write(json.dumps({"who": os.path.basename(__file__), "event": event,
+                                "t": time.time(), "crowded": crowded(),
+                                "sanitizer": os.environ.get("FAKE_SANITIZER_TOOL")}) + "\n")
+'''
+
 _GTEST = _TAKE_NONCE + r'''
 import fnmatch, json, os, resource, signal, subprocess, sys, time
 
@@ -65,6 +88,8 @@ def matches(name):
 
 cases = [c for c in cfg["cases"] if matches(c["name"])]
 under_sanitizer = "FAKE_SANITIZER_TOOL" in os.environ
+
+''' + _CROWD + r'''timeline("start")
 
 if listing:  # like GoogleTest, the listing includes DISABLED_ cases that match the filter
     suite = None
@@ -143,6 +168,12 @@ for c in cases:
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "flood":
         flood(c.get("bytes", 1 << 20))
+    elif action == "sleep":
+        time.sleep(c.get("seconds", 0.3))
+    elif action == "fail_when_crowded":  # as a test that runs out of memory among others
+        time.sleep(c.get("seconds", 0.3))
+        if crowded():
+            c = dict(c, status="failed", message="out of memory: others ran beside it")
     elif action == "child_hang":
         # a grandchild that keeps stdout (the grader's pipe) open and outlives this process
         child = subprocess.Popen([sys.executable, "-Sc", "import time; time.sleep(3600)"])
@@ -157,6 +188,7 @@ for c in cases:
     emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures})
     done.append((name, status, failures))
 
+timeline("end")
 if cfg.get("report", "ok") == "ok":
     emit({"event": "finished", "passed": sum(st == "passed" for _, st, _ in done)})
 if premature:
@@ -169,6 +201,11 @@ sys.exit(cfg.get("exit", 1 if any(s == "failed" for _, s, _ in done) else 0))
 _BENCH = _TAKE_NONCE + r'''
 import json, os, sys, time
 cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+listing = False
+
+''' + _CROWD + r'''timeline("start")
+time.sleep(cfg.get("seconds", 0))
+timeline("end")
 path = sys.argv[sys.argv.index("--json") + 1]
 print(cfg.get("print", "measurement  median ms  rate"))
 if cfg.get("no_gpu"):

@@ -34,6 +34,8 @@ class GradeOptions:
     # hidden test cases compiled in (meson -Dhidden_tests=true).
     secret: str | None = field(default=None, repr=False)
     hidden: bool = False
+    # Exercises taken through their untimed stages at once (None: grader.pipeline's default).
+    parallel: int | None = None
 
     @property
     def input_seed(self) -> int:
