@@ -46,7 +46,9 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
                      cores: int | None = None) -> int:
     """One exercise per two host cores and per GPU_MIB_PER_EXERCISE of GPU memory, at most
     MAX_PARALLEL; without a GPU to share (--build-only) the cores alone decide."""
-    cores = cores if cores is not None else (os.cpu_count() or 1)
+    if cores is None:  # the cores this process may use (a Slurm task's share, not the node's)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
     by_memory = MAX_PARALLEL if build_only else \
         (gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1)
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
