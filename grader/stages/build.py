@@ -3,8 +3,11 @@ then ninja per exercise to attribute failures (a compile error costs only its ex
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import shutil
 import time
 from typing import Callable
 
@@ -39,8 +42,33 @@ def targets(ex: Exercise) -> list[str]:
     return [f"{ex.name}_test", f"{ex.name}_bench"]
 
 
+# What the last successful configure of a build directory saw (configure_key).
+CONFIGURE_STAMP = "grader-configure.json"
+
+
+def configure_key(options: GradeOptions, settings: list[str]) -> str:
+    """A digest of everything a configure depends on: the settings, the course's Meson files,
+    manifests and build plan, and which files the submission has (an exercise whose file is
+    missing is left out of the build). Contents of the student's files are not in it: ninja
+    rebuilds what changed by itself."""
+    digest = hashlib.sha256(json.dumps([settings, shutil.which("nvcc")]).encode())
+    root = options.root
+    course = [root / "meson.build", root / "meson.options", root / "grader" / "meson_plan.py",
+              root / "grader" / "manifest.py", *sorted((root / "chapters").rglob("*.toml")),
+              *sorted((root / "chapters").rglob("meson.build"))]
+    for path in course:
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes() if path.is_file() else b"(none)")
+    submitted = sorted(str(p.relative_to(options.submission))
+                       for p in options.submission.glob("ch*/**/*") if p.is_file())
+    digest.update("\n".join(submitted).encode())
+    return digest.hexdigest()
+
+
 def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
-    """meson setup (or --reconfigure); GraderError when it fails, since nothing can build."""
+    """meson setup (or --reconfigure); GraderError when it fails, since nothing can build.
+    Skipped when the build directory was configured for exactly this (configure_key): a
+    student grading one changed exercise again waits for that exercise only."""
     meson = tools.find("meson", "to configure the build")
     build = options.build_dir
     settings = [str(build), str(options.root), f"-Dsubmission={options.submission}",
@@ -48,6 +76,12 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
                 # Always said, so a build directory once configured with hidden tests drops them.
                 f"-Dhidden_tests={'true' if options.hidden else 'false'}"]
     existing = (build / "build.ninja").is_file()
+    stamp = build / CONFIGURE_STAMP
+    key = configure_key(options, settings)
+    if existing and stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == key:
+        progress(f"{build} is configured for this submission already")
+        return
+    stamp.unlink(missing_ok=True)
     progress(f"configuring {build}")
     result = proc.run([meson, "setup", *(["--reconfigure"] if existing else []), *settings],
                       CONFIGURE_TIMEOUT_S, env=compiler_env(options), output_limit=256 * 1024)
@@ -61,6 +95,7 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
                         if "ERROR:" in l), result.describe_exit())
         raise GraderError(f"configuring the build failed: {problem.strip()} "
                           f"(full log: {build}/meson-logs/meson-log.txt)")
+    stamp.write_text(key + "\n", encoding="utf-8")
 
 
 def build_all(options: GradeOptions, exercises: list[Exercise],
