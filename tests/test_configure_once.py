@@ -52,8 +52,8 @@ def test_configure_runs_once_for_the_same_course_and_submission(setup):
 
 
 @pytest.mark.parametrize("change", ["file added", "file removed", "manifest", "meson.build",
-                                    "new exercise", "hidden tests", "gpu arch"])
-def test_configure_runs_again_when_what_it_reads_changed(setup, change):
+                                    "new exercise", "hidden tests", "gpu arch", "machine"])
+def test_configure_runs_again_when_what_it_reads_changed(setup, change, monkeypatch):
     options, log, root = setup
     assert configures(options, log) == 1
     if change == "file added":
@@ -71,6 +71,8 @@ def test_configure_runs_again_when_what_it_reads_changed(setup, change):
         options.hidden = True
     elif change == "gpu arch":
         options.cuda_arch = "8.0"
+    elif change == "machine":  # gpu_arch=auto was resolved for another machine's GPU
+        monkeypatch.setattr(build.platform, "node", lambda: "another-host")
     assert configures(options, log) == 2
     assert "--reconfigure" in json.loads(log.read_text().splitlines()[1])
 

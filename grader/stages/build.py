@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import time
@@ -51,7 +52,9 @@ def configure_key(options: GradeOptions, settings: list[str]) -> str:
     manifests and build plan, and which files the submission has (an exercise whose file is
     missing is left out of the build). Contents of the student's files are not in it: ninja
     rebuilds what changed by itself."""
-    digest = hashlib.sha256(json.dumps([settings, shutil.which("nvcc")]).encode())
+    # The machine too: gpu_arch=auto is resolved for the GPU at hand when Meson configures.
+    digest = hashlib.sha256(json.dumps([settings, shutil.which("nvcc"), platform.node(),
+                                        os.environ.get("CUDA_VISIBLE_DEVICES")]).encode())
     root = options.root
     course = [root / "meson.build", root / "meson.options", root / "grader" / "meson_plan.py",
               root / "grader" / "manifest.py", *sorted((root / "chapters").rglob("*.toml")),
