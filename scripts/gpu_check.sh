@@ -16,8 +16,9 @@
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
 # BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
-# FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED. A stage turned off
-# by a knob is listed as "off" in the table.
+# FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED, PARALLEL
+# (grade --parallel N for solutions and skeletons; default: the grader's own choice). A stage
+# turned off by a knob is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-check}
@@ -47,6 +48,7 @@ cat "$OUT/logs/gpu.txt"
 SEED=${SEED:-$($PY -c 'import secrets; print(secrets.randbits(32))')}
 ONLY=()
 for e in ${EXERCISES:-}; do ONLY+=(-e "$e"); done
+[ -n "${PARALLEL:-}" ] && ONLY+=(--parallel "$PARALLEL")
 # At the depth of the grader's own build directories (build/grade/<name>-<hash>): ccache keys
 # on the relative paths Meson writes, so only builds at the same depth share objects.
 SOLUTIONS_BUILD=build/grade/solutions-gpu-check
