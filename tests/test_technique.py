@@ -161,6 +161,63 @@ def test_uses_vector_loads():
     assert not ok and "every global load is 4 or 8 bytes wide" in text
 
 
+@pytest.fixture(scope="module")
+def found_votes() -> technique.Inspection:
+    """v.cu of data/technique/README.md: ballot, any/all, __activemask(), atomics nvcc groups
+    per warp, a shared-memory count, a copy."""
+    f = technique.Inspection()
+    technique.parse_symbols((DATA / "vote_symbols.txt").read_text(), f)
+    technique.parse_sass((DATA / "vote_sass.txt").read_text(), f)
+    return f
+
+
+def test_parse_sass_counts_votes_on_a_predicate_only(found_votes):
+    votes = {name: fn.votes for name, fn in found_votes.functions.items()}
+    assert votes == {"_Z13ballot_kernelPKiiPj": 1, "_Z13anyall_kernelPKiiPi": 2,
+                     "_Z17activemask_kernelPj": 0, "_Z14grouped_kernelPKiiPiS1_": 0,
+                     "_Z13shared_kernelPKiiPi": 0, "_Z11copy_kernelPKiPi": 0}
+    assert found_votes.functions["_Z17activemask_kernelPj"].ops["VOTE"] == 1
+    assert found_votes.functions["_Z14grouped_kernelPKiiPiS1_"].ops["VOTEU"] == 1
+    # A ballot on the uniform datapath (from the reference solution of warp_vote) counts too.
+    uniform = technique.Inspection()
+    technique.parse_sass("\t\tFunction : k\n        /*0600*/                   "
+                         "VOTEU.ANY UR10, UPT, P2 ;\n", uniform)
+    assert uniform.functions["k"].votes == 1
+
+
+def test_uses_warp_vote(found_votes):
+    ok, text = verdict(found_votes, rule("uses_warp_vote", kernel="ballot"))
+    assert ok and text.endswith("found 1 vote in _Z13ballot_kernelPKiiPj")
+    assert verdict(found_votes, rule("uses_warp_vote", kernel="anyall"))[0]
+    # Without a kernel regex one kernel that votes is enough.
+    assert verdict(found_votes, rule("uses_warp_vote"))[0]
+
+
+def test_uses_warp_vote_says_what_the_kernel_does_instead(found_votes):
+    ok, text = verdict(found_votes, rule("uses_warp_vote", kernel="activemask"))
+    assert not ok and text == (
+        "expected warp votes on a predicate (VOTE: __ballot_sync, __any_sync, __all_sync) in "
+        "kernel _Z17activemask_kernelPj; found none: its VOTEs only read the active mask "
+        "(__activemask()); none votes on a predicate")
+    # One atomicAdd per element, which nvcc grouped per warp: its VOTEU is no vote of the
+    # student's.
+    ok, text = verdict(found_votes, rule("uses_warp_vote", kernel="grouped"))
+    assert not ok and text.endswith(": its VOTEs only read the active mask, which is how nvcc "
+                                    "groups a warp's atomics (ATOMS/ATOMG/RED); none votes on "
+                                    "a predicate")
+    ok, text = verdict(found_votes, rule("uses_warp_vote", kernel="shared"))
+    assert not ok and text.endswith("found none: the kernel counts with atomics "
+                                    "(ATOMS/ATOMG/RED), not with votes")
+    ok, text = verdict(found_votes, rule("uses_warp_vote", kernel="copy"))
+    assert not ok and text.endswith("found none")
+
+
+def test_manifest_accepts_uses_warp_vote(tmp_path):
+    text = VALID + TECHNIQUE.replace('rule = "uses_shuffle"', 'rule = "uses_warp_vote"')
+    ex = load_manifest(write(tmp_path, "ch02_x", "tiled", text))
+    assert ex.technique[0].rule == "uses_warp_vote"
+
+
 def test_no_local_memory(found):
     assert verdict(found, rule("no_local_memory", kernel="shfl_kernel|smem_kernel"))[0]
     ok, text = verdict(found, rule("no_local_memory", kernel="local_kernel"))
@@ -438,9 +495,10 @@ def test_manifest_voids_needs_performance(tmp_path):
 def test_course_total_is_unchanged():
     from grader.manifest import discover
     exercises = discover(ROOT)
-    # chapters 01-04: 3080 points; chapter 05 adds five exercises of 100, chapter 06 six,
-    # chapter 07 four
-    assert sum(ex.max_points for ex in exercises) == 4580
+    # chapters 01-04: 3380 points (3080 before warp_vote, single_pass_reduce and
+    # matmul_v4_warp_tiling); chapter 05 adds five exercises of 100, chapter 06 six, chapter 07
+    # four
+    assert sum(ex.max_points for ex in exercises) == 4880
     assert all(ex.max_points in (40, 50, 100) for ex in exercises)
 
 

@@ -1,6 +1,7 @@
 """The technique stage: reads the student's compiled code, never runs it, and checks the
-manifest's [[technique]] rules (did the kernel use shuffles, shared or constant memory, stay out
-of local memory, launch from the device, leave CUB and cuBLAS alone).
+manifest's [[technique]] rules (did the kernel use shuffles, warp votes, shared or constant
+memory, stay out of local memory, launch from the device, fence at device scope, leave
+CUB and cuBLAS alone).
 
 It inspects only the student's static library (lib<name>_submission.a, meson.build), so course
 code can neither satisfy nor break a rule. Device code is read with the toolkit's cuobjdump
@@ -36,9 +37,22 @@ LIBRARY_NAMESPACES = ("cub", "thrust", "cuda", "std")
 
 SHARED_OPS = ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS")
 LOCAL_OPS = ("LDL", "STL")
+# Warp votes (VOTEU: the uniform datapath's form) and atomics, for uses_warp_vote. A vote on the
+# constant predicate PT only reads the active mask: __activemask(), and what nvcc emits to
+# group a warp's atomicAdds into one, so those are not counted as votes.
+VOTE_OPS = ("VOTE", "VOTEU")
+CONSTANT_PREDICATES = ("PT", "!PT")
+ATOMIC_OPS = ("ATOMS", "ATOMG", "ATOM", "RED", "REDG")
 # Texture fetches (TEX/TLD/TLD4 and their compact S forms, TXD with gradients); TXQ only queries.
 TEXTURE_OPS = ("TEX", "TEXS", "TLD", "TLDS", "TLD4", "TLD4S", "TXD")
 DEVICE_LAUNCH = re.compile(r"(LaunchDevice|GetParameterBuffer)")
+# MEMBAR scopes that order a thread's memory accesses for every block of the grid: GPU (SYS
+# includes it; GL is how SASS before Volta spelled GPU). __threadfence() is MEMBAR.SC.GPU,
+# __threadfence_system() MEMBAR.SC.SYS, a release or acq_rel atomic_ref at device scope
+# MEMBAR.ALL.GPU; __threadfence_block() is MEMBAR.SC.CTA, which orders nothing for other blocks.
+DEVICE_FENCE_SCOPES = {"GPU", "SYS", "GL"}
+# Atomics on global (or generic) addresses, for uses_memory_fence's explanation.
+GLOBAL_ATOMIC_OPS = tuple(op for op in ATOMIC_OPS if op != "ATOMS")
 
 _SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _SASS_INSTRUCTION = re.compile(
@@ -61,6 +75,9 @@ class Function:
     bank3: int = 0                  # instructions reading c[0x3][...] (__constant__ data)
     readonly: int = 0               # LDG.E...CONSTANT: global loads on the read-only path
     vector: int = 0                 # 16-byte global loads (LDG.E.128, LDG.E.ENL2.256 too)
+    fences: int = 0                 # MEMBARs at GPU or system scope (DEVICE_FENCE_SCOPES)
+    block_fences: int = 0           # MEMBARs at block scope (MEMBAR.SC.CTA, MEMBAR.ALL.CTA)
+    votes: int = 0                  # VOTE/VOTEU on a predicate (ballot, any, all)
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -92,7 +109,8 @@ def parse_symbols(text: str, into: Inspection) -> None:
 
 
 def parse_sass(text: str, into: Inspection) -> None:
-    """cuobjdump -sass: opcode counts and constant-bank-3 reads per function."""
+    """cuobjdump -sass: opcode counts, constant-bank-3 reads, read-only and vector loads, and
+    votes on a predicate per function."""
     current = None
     for line in text.splitlines():
         m = _SASS_FUNCTION.match(line)
@@ -109,6 +127,17 @@ def parse_sass(text: str, into: Inspection) -> None:
                 current.readonly += 1
             if op == "LDG" and re.search(r"\.(128|256)\b", m.group(2) or ""):
                 current.vector += 1
+            if op == "MEMBAR":
+                scopes = set((m.group(2) or "").split("."))
+                if scopes & DEVICE_FENCE_SCOPES:
+                    current.fences += 1
+                elif "CTA" in scopes:
+                    current.block_fences += 1
+            # The voted predicate is the last operand: VOTE.ANY R0, PT, P1 (a ballot),
+            # VOTE.ALL P0, P1; VOTE.ANY R0, PT, PT is __activemask().
+            if op in VOTE_OPS and \
+                    m.group(3).split(",")[-1].strip() not in CONSTANT_PREDICATES:
+                current.votes += 1
 
 
 def parse_res_usage(text: str, into: Inspection) -> None:
@@ -373,6 +402,10 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
     if rule.rule == "uses_shuffle":
         return _uses(rule, found, kernels, where, "warp shuffles (SHFL)",
                      lambda fs: _count(_merged_ops(fs), ("SHFL",)), "SHFL", "SHFLs")
+    if rule.rule == "uses_warp_vote":
+        return _uses(rule, found, kernels, where, "warp votes on a predicate (VOTE: "
+                     "__ballot_sync, __any_sync, __all_sync)",
+                     lambda fs: sum(f.votes for f in fs), "vote", "votes")
     if rule.rule == "uses_shared_memory":
         return _uses(rule, found, kernels, where, "shared memory (LDS/STS/LDSM or a "
                      "__shared__ array)",
@@ -395,6 +428,11 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
         return _uses(rule, found, kernels, where, "16-byte vector loads from global memory "
                      "(LDG.E.128: int4/float4)", lambda fs: sum(f.vector for f in fs),
                      "16-byte load", "16-byte loads")
+    if rule.rule == "uses_memory_fence":
+        return _uses(rule, found, kernels, where, "a device-scope memory fence (MEMBAR.GPU or "
+                     "MEMBAR.SYS: __threadfence(), __threadfence_system(), or a release "
+                     "atomic_ref at device scope)", lambda fs: sum(f.fences for f in fs),
+                     "device-scope fence", "device-scope fences")
     if rule.rule == "uses_device_launch":
         return _uses(rule, found, kernels, where, "a device-side kernel launch "
                      "(cudaLaunchDevice)",
@@ -430,15 +468,51 @@ def _instead(rule: Technique, kernels: list[Function], found: Inspection) -> str
     ops = _merged_ops([f for k in kernels for f in closure(k, found)])
     if rule.rule == "uses_shuffle" and _count(ops, SHARED_OPS):
         return ": the kernel exchanges values through shared memory (LDS/STS)"
+    if rule.rule == "uses_warp_vote":
+        return _instead_of_votes(ops)
     if rule.rule == "uses_shared_memory" and (ops.get("LDG") or ops.get("STG")):
         return ": the kernel reads and writes global memory only (LDG/STG)"
     if rule.rule == "uses_vector_loads" and ops.get("LDG"):
         return ": every global load is 4 or 8 bytes wide (LDG.E, LDG.E.64)"
+    if rule.rule == "uses_memory_fence":
+        return _instead_of_fences(kernels, found, ops)
     if rule.rule in ("uses_readonly_path", "uses_texture") and ops.get("LDG"):
         return (": the kernel's global loads are plain LDG (the compiler could not prove the "
                 "data read-only: no const __restrict__, no __ldg)"
                 if rule.rule == "uses_readonly_path" else
                 ": the kernel reads global memory with LDG, not through a texture object")
+    return ""
+
+
+def _instead_of_votes(ops: dict) -> str:
+    """Why kernels without a vote on a predicate may still show VOTE, or what they count with."""
+    mask_only, atomics = _count(ops, VOTE_OPS), _count(ops, ATOMIC_OPS)
+    if mask_only and atomics:
+        return (": its VOTEs only read the active mask, which is how nvcc groups a warp's "
+                "atomics (ATOMS/ATOMG/RED); none votes on a predicate")
+    if mask_only:
+        return ": its VOTEs only read the active mask (__activemask()); none votes on a predicate"
+    if atomics:
+        return ": the kernel counts with atomics (ATOMS/ATOMG/RED), not with votes"
+    return ""
+
+
+def _instead_of_fences(kernels: list[Function], found: Inspection, ops: dict) -> str:
+    """What kernels without a device-scope fence have in its place, most telling first."""
+    if sum(f.block_fences for k in kernels for f in closure(k, found)):
+        return (": its only fences are block-scope (MEMBAR.CTA: __threadfence_block() or a "
+                "thread_scope_block atomic), which order nothing for other blocks")
+    if ops.get("FENCE"):
+        return (": FENCE.VIEW.ASYNC orders a thread's accesses with the async proxy (TMA, "
+                "wgmma), not its stores for other blocks")
+    atomics = _count(ops, GLOBAL_ATOMIC_OPS)
+    if atomics and ops.get("CCTL"):
+        return (": the kernel acquires (CCTL.IVALL after an acquire load or atomic) but never "
+                "releases: the block that stores a partial needs a fence, or a release, "
+                "before its ticket")
+    if atomics:
+        return (": its atomics (ATOMG/REDG) are relaxed: atomicAdd orders no other store, so "
+                "a partial stored before the ticket may not yet be visible to the last block")
     return ""
 
 

@@ -1,0 +1,250 @@
+#include "single_pass_reduce.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "course/testing.h"
+
+namespace {
+
+using course::testing::GuardedInput;
+using course::testing::GuardedOutput;
+
+long long host_sum(const std::vector<int>& values, std::size_t first = 0) {
+  long long sum = 0;
+  for (std::size_t i = first; i < values.size(); ++i) sum += values[i];
+  return sum;
+}
+
+std::vector<int> random_values(std::size_t n, std::mt19937_64& rng) {
+  // Full-range ints: any int accumulator overflows.
+  return course::random_ints(n, INT_MIN, INT_MAX, rng);
+}
+
+// A scratch buffer between poisoned guards, zeroed once as the header asks and never again:
+// the kernel's last block has to leave the counter at 0 for the next call.
+class Scratch {
+ public:
+  Scratch() {
+    CUDA_CHECK(cudaMemset(words_.data(), 0, single_pass_scratch_bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void* data() { return words_.data(); }
+  std::size_t bytes() const { return single_pass_scratch_bytes(); }
+  unsigned int counter() {
+    unsigned int value = 0;
+    CUDA_CHECK(cudaMemcpy(&value, single_pass_counter(data()), sizeof value,
+                          cudaMemcpyDeviceToHost));
+    return value;
+  }
+  ::testing::AssertionResult guards_intact() const { return words_.guards_intact("scratch"); }
+
+ private:
+  GuardedOutput<long long> words_{single_pass_scratch_bytes() / sizeof(long long)};
+};
+
+::testing::AssertionResult sum_is(long long expected, const GuardedOutput<long long>& out,
+                                  const std::string& what) {
+  return course::testing::equal(std::vector<long long>{expected}, out.download(), {{}, what});
+}
+
+// One call on a fresh scratch: the sum, the guards around *out and the scratch, the input.
+void check_sum(std::size_t n, std::size_t misalign) {
+  auto rng = course::testing::case_rng();
+  const auto values = random_values(n + misalign, rng);
+  GuardedInput<int> in(values);
+  GuardedOutput<long long> out(1);
+  Scratch scratch;
+  single_pass_reduce(in.data() + misalign, static_cast<int>(n), scratch.data(), out.data(),
+                     nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(sum_is(host_sum(values, misalign), out, "sum of n = " + std::to_string(n) +
+                                                          " ints"));
+  EXPECT_TRUE(out.guards_intact("*out"));
+  EXPECT_TRUE(scratch.guards_intact());
+  EXPECT_TRUE(in.unchanged("in"));
+}
+
+class SinglePassReduce : public ::testing::TestWithParam<std::size_t> {};
+TEST_P(SinglePassReduce, SumsRandomInts) { check_sum(GetParam(), 0); }
+
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  return "n_" + std::to_string(info.param);
+}
+INSTANTIATE_TEST_SUITE_P(Small, SinglePassReduce,
+                         ::testing::ValuesIn(course::testing::small_sizes({0})), size_name);
+// 2^24 ints need many times more blocks' worth of elements than any grid that fills the GPU.
+INSTANTIATE_TEST_SUITE_P(Large, SinglePassReduce,
+                         ::testing::ValuesIn(course::testing::large_sizes(
+                             {(std::size_t{1} << 20) + 3, std::size_t{1} << 24})),
+                         size_name);
+
+TEST(SinglePassEdge, SumsFromMisalignedPointers) {
+  // One to three ints past a 16-byte boundary: vector loads must not assume alignment.
+  for (const std::size_t n : {1000, 65537}) {
+    for (const std::size_t misalign : {1, 2, 3}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", in starts " + std::to_string(misalign) +
+                   " ints past a 16-byte boundary");
+      check_sum(n, misalign);
+    }
+  }
+}
+
+TEST(SinglePassEdge, ResetsTheCounter) {
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  const auto values = random_values(n, rng);
+  GuardedInput<int> in(values);
+  GuardedOutput<long long> out(1);
+  Scratch scratch;
+  single_pass_reduce(in.data(), n, scratch.data(), out.data(), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(sum_is(host_sum(values), out, "sum"));
+  EXPECT_EQ(scratch.counter(), 0u)
+      << "the counter (the first 4 bytes of scratch) must read 0 after a call: the block that "
+         "draws the last ticket sets it back to 0, so that the next call needs no memset";
+}
+
+TEST(SinglePassEdge, ReusesTheScratchAcrossSizes) {
+  // One scratch, zeroed once, for calls of every size in turn (grids of different sizes): a
+  // counter left where the last call took it gives the wrong last block from the second call on.
+  auto rng = course::testing::case_rng();
+  Scratch scratch;
+  GuardedOutput<long long> out(1);
+  int call = 0;
+  for (const int n : {1000, 33, (1 << 17) + 3, 7, 0, 65, 1, 32, 257}) {
+    ++call;
+    const auto values = random_values(n, rng);
+    GuardedInput<int> in(values);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    single_pass_reduce(in.data(), n, scratch.data(), out.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(sum_is(host_sum(values), out,
+                       "sum of call " + std::to_string(call) + " (n = " + std::to_string(n) +
+                           ") on the scratch of the calls before"));
+  }
+  EXPECT_TRUE(scratch.guards_intact());
+}
+
+// Same buffers, new contents, three times: a launcher that remembers its last sum by pointer or
+// by size returns an old sum, and a counter that is not reset fails the second call.
+TEST(SinglePassEdge, CallsAgainWithNewInputs) {
+  const int n = 123457;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(n);
+  GuardedOutput<long long> out(1);
+  Scratch scratch;
+  for (const std::string call : {"first call", "second call", "third call"}) {
+    const auto values = random_values(n, rng);
+    in.upload(values);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    single_pass_reduce(in.data(), n, scratch.data(), out.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(sum_is(host_sum(values), out, "sum after the " + call));
+  }
+}
+
+// keeps_to_stream holds the stream shut while the launcher returns: a launch or a copy anywhere
+// else (the default stream, a stream of its own, the host) writes *out or the partials
+// meanwhile, and waiting on the stream is reported.
+TEST(SinglePassEdge, RunsOnTheGivenStream) {
+  const int n = (1 << 20) + 5;
+  auto rng = course::testing::case_rng();
+  const auto values = random_values(n, rng);
+  GuardedInput<int> in(values);
+  GuardedOutput<long long> out(1);
+  Scratch scratch;
+  ASSERT_TRUE(course::testing::keeps_to_stream(
+      [&](cudaStream_t s) { single_pass_reduce(in.data(), n, scratch.data(), out.data(), s); },
+      {{out.data(), sizeof(long long), "*out"}, {scratch.data(), scratch.bytes(), "scratch"}}));
+  EXPECT_TRUE(sum_is(host_sum(values), out, "sum"));
+}
+
+// A captured graph and its executable form, destroyed when the case ends.
+struct Captured {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~Captured() {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+};
+
+// Success when the graph holds one kernel node and nothing else; otherwise says what it holds.
+::testing::AssertionResult is_one_kernel(cudaGraph_t graph) {
+  std::size_t total = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &total));
+  std::vector<cudaGraphNode_t> nodes(total);
+  if (total > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &total));
+  int kernels = 0, memsets = 0, copies = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    kernels += type == cudaGraphNodeTypeKernel;
+    memsets += type == cudaGraphNodeTypeMemset;
+    copies += type == cudaGraphNodeTypeMemcpy;
+  }
+  if (kernels == 1 && total == 1) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "the launcher enqueued " << kernels << " kernel launch(es), " << memsets
+         << " memset(s), " << copies << " copy(ies) and " << total - kernels - memsets - copies
+         << " other operation(s) on its stream; expected exactly one kernel and nothing else: "
+            "the last block writes the total (no second kernel) and resets the counter (no "
+            "memset)";
+}
+
+// The launcher's work recorded into a graph instead of run: the graph shows every operation it
+// enqueued. Replaying the graph runs that one kernel again and again with no host code in
+// between, which works only if the kernel itself leaves the counter at 0.
+TEST(SinglePassEdge, LaunchesOneKernel) {
+  const int n = (1 << 17) + 3;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(random_values(n, rng));
+  {
+    // One ordinary call on a scratch of its own first, so that one-time set-up (loading the
+    // kernel, an occupancy query) happens outside the capture.
+    Scratch warm_up;
+    GuardedOutput<long long> sink(1);
+    single_pass_reduce(in.data(), n, warm_up.data(), sink.data(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  GuardedOutput<long long> out(1);
+  Scratch scratch;
+  course::Stream stream;
+  Captured captured;
+  std::string thrown;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  try {
+    single_pass_reduce(in.data(), n, scratch.data(), out.data(), stream);
+  } catch (const std::exception& error) {
+    thrown = error.what();
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream, &captured.graph);
+  (void)cudaGetLastError();
+  ASSERT_TRUE(thrown.empty()) << "single_pass_reduce failed while its stream was captured into "
+                                 "a graph: "
+                              << thrown;
+  ASSERT_EQ(ended, cudaSuccess)
+      << "recording the launcher's work into a graph failed (" << cudaGetErrorName(ended)
+      << "): it did something a captured stream does not allow (a synchronisation, a "
+         "synchronous copy)";
+  ASSERT_TRUE(is_one_kernel(captured.graph));
+  CUDA_CHECK(cudaGraphInstantiate(&captured.exec, captured.graph, 0));
+  for (int replay = 1; replay <= 3; ++replay) {
+    const auto values = random_values(n, rng);
+    in.upload(values);
+    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    // The stream does not wait for the legacy default stream that ran the upload and memset.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaGraphLaunch(captured.exec, stream));
+    stream.synchronize();
+    EXPECT_TRUE(sum_is(host_sum(values), out,
+                       "sum after replay " + std::to_string(replay) + " of the recorded kernel"));
+  }
+}
+
+}  // namespace

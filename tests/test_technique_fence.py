@@ -1,0 +1,258 @@
+"""The uses_memory_fence technique rule: which SASS counts as a device-scope fence, what the
+verdict says when there is none, the rule in a manifest, and how single_pass_reduce scores a
+kernel without one. The SASS below is what nvcc 13.0 and the cuobjdump 13 wheel printed for
+sm_90 (addresses kept, encodings cut); the last test compiles the same kernels when the toolkit
+is there."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from grader import manifest, scoring, tools
+from grader.errors import ManifestError
+from grader.manifest import Technique, load_manifest
+from grader.model import ExerciseStatus, StageResult, StageStatus
+from grader.stages import technique
+from helpers import ROOT
+from test_manifest import VALID, write
+
+# One kernel per way of fencing (or not) between a block's store and its ticket.
+FENCE_SASS = """
+		Function : _Z13k_threadfencePxPjPi
+        /*0080*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0090*/                   MEMBAR.SC.GPU ;
+        /*00a0*/                   ERRBAR;
+        /*00b0*/                   CGAERRBAR ;
+        /*00c0*/                   CCTL.IVALL ;
+        /*0120*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
+		Function : _Z8k_systemPxPjPi
+        /*0090*/                   MEMBAR.SC.SYS ;
+        /*0120*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
+		Function : _Z12k_ref_acqrelPxPjPi
+        /*00e0*/               @P0 MEMBAR.ALL.GPU ;
+        /*00f0*/               @P0 ERRBAR;
+        /*0110*/               @P0 ATOM.E.ADD.STRONG.GPU PT, R5, desc[UR4][R4.64], R13 ;
+        /*0120*/               @P0 CCTL.IVALL ;
+		Function : _Z7k_blockPxPjPi
+        /*0090*/                   MEMBAR.SC.CTA ;
+        /*00f0*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
+		Function : _Z17k_block_scope_refPxPjPi
+        /*00e0*/               @P0 MEMBAR.ALL.CTA ;
+        /*00f0*/               @P0 ATOM.E.ADD.STRONG.SM PT, R5, desc[UR4][R4.64], R13 ;
+		Function : _Z13k_ref_acquirePxPjPi
+        /*00e0*/               @P0 ATOM.E.ADD.STRONG.GPU PT, R5, desc[UR4][R4.64], R13 ;
+        /*00f0*/               @P0 CCTL.IVALL ;
+		Function : _Z6k_nonePxPjPi
+        /*00e0*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R5, desc[UR4][R4.64], R13 ;
+		Function : _Z5k_redPj
+        /*0080*/               @P0 REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5 ;
+		Function : _Z9k_proxy_gPx
+        /*0050*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0060*/                   FENCE.VIEW.ASYNC.G ;
+		Function : _Z7k_storePx
+        /*0050*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+"""
+
+
+@pytest.fixture(scope="module")
+def found() -> technique.Inspection:
+    f = technique.Inspection()
+    technique.parse_sass(FENCE_SASS, f)
+    for function in f.functions.values():
+        function.kernel = True
+    return f
+
+
+def rule(name="memory_fence", kernel="", **fields) -> Technique:
+    return Technique(name=name, rule="uses_memory_fence", points=10.0, kernel=kernel, **fields)
+
+
+def verdict(found, r):
+    passed, expected, seen = technique.check(r, found)
+    return passed, f"expected {expected}; found {seen}"
+
+
+@pytest.mark.parametrize("name, fences, block_fences", [
+    ("_Z13k_threadfencePxPjPi", 1, 0),      # __threadfence(): MEMBAR.SC.GPU
+    ("_Z8k_systemPxPjPi", 1, 0),            # __threadfence_system(): MEMBAR.SC.SYS
+    ("_Z12k_ref_acqrelPxPjPi", 1, 0),       # atomic_ref<device> acq_rel: @P0 MEMBAR.ALL.GPU
+    ("_Z7k_blockPxPjPi", 0, 1),             # __threadfence_block(): MEMBAR.SC.CTA
+    ("_Z17k_block_scope_refPxPjPi", 0, 1),  # atomic_ref<block> acq_rel: MEMBAR.ALL.CTA
+    ("_Z13k_ref_acquirePxPjPi", 0, 0),      # acquire only: CCTL.IVALL, no MEMBAR
+    ("_Z9k_proxy_gPx", 0, 0)])              # fence.proxy.async.global: FENCE.VIEW.ASYNC.G
+def test_parse_sass_counts_fences_by_scope(found, name, fences, block_fences):
+    function = found.functions[name]
+    assert (function.fences, function.block_fences) == (fences, block_fences)
+
+
+def test_membar_spelled_before_volta_counts():
+    f = technique.Inspection()
+    technique.parse_sass("\t\tFunction : _Z1kv\n        /*0090*/   MEMBAR.GL ;\n"
+                         "        /*00a0*/   MEMBAR.CTA ;\n", f)
+    assert (f.functions["_Z1kv"].fences, f.functions["_Z1kv"].block_fences) == (1, 1)
+
+
+@pytest.mark.parametrize("name", ["_Z13k_threadfencePxPjPi", "_Z8k_systemPxPjPi",
+                                  "_Z12k_ref_acqrelPxPjPi"])
+def test_device_and_system_fences_meet_the_rule(found, name):
+    ok, text = verdict(found, rule(kernel=name))
+    assert ok and text.endswith(f"found 1 device-scope fence in {name}")
+
+
+def test_expected_names_the_fence_and_its_sources(found):
+    _, text = verdict(found, rule(kernel="k_threadfence"))
+    assert text.startswith("expected a device-scope memory fence (MEMBAR.GPU or MEMBAR.SYS: "
+                           "__threadfence(), __threadfence_system(), or a release atomic_ref "
+                           "at device scope) in kernel _Z13k_threadfencePxPjPi")
+
+
+@pytest.mark.parametrize("kernel, instead", [
+    ("_Z7k_block", "its only fences are block-scope (MEMBAR.CTA: __threadfence_block() "
+                          "or a thread_scope_block atomic), which order nothing for other blocks"),
+    ("k_block_scope_ref", "its only fences are block-scope"),
+    ("k_ref_acquire", "the kernel acquires (CCTL.IVALL after an acquire load or atomic) but "
+                      "never releases"),
+    ("k_none", "its atomics (ATOMG/REDG) are relaxed: atomicAdd orders no other store"),
+    ("k_red", "its atomics (ATOMG/REDG) are relaxed"),
+    ("k_proxy_g", "FENCE.VIEW.ASYNC orders a thread's accesses with the async proxy")])
+def test_no_device_scope_fence_fails_and_says_what_is_there(found, kernel, instead):
+    ok, text = verdict(found, rule(kernel=kernel))
+    assert not ok and f"; found none: {instead}" in text
+
+
+def test_a_kernel_with_no_atomic_and_no_fence_gets_no_explanation(found):
+    ok, text = verdict(found, rule(kernel="k_store"))
+    assert not ok and text.endswith("; found none")
+
+
+def test_one_fenced_kernel_among_several_is_enough(found):
+    # Like every uses_* rule: met when some selected kernel shows it.
+    ok, text = verdict(found, rule(kernel="k_none|k_threadfence"))
+    assert ok and "1 device-scope fence in _Z13k_threadfencePxPjPi" in text
+
+
+def test_a_fence_in_a_called_device_function_counts():
+    # With -rdc a callee is a function of its own, reached through the kernel's relocations.
+    f = technique.Inspection()
+    technique.parse_sass("\t\tFunction : _Z7publishPx\n        /*0090*/   MEMBAR.SC.GPU ;\n"
+                         "\t\tFunction : _Z6kernelPx\n"
+                         "        /*0010*/   ATOMG.E.ADD.STRONG.GPU PT, R3, [R2.64], R9 ;\n", f)
+    f.functions["_Z6kernelPx"].kernel = True
+    assert not verdict(f, rule())[0]
+    f.functions["_Z6kernelPx"].calls.add("_Z7publishPx")
+    ok, text = verdict(f, rule())
+    assert ok and "1 device-scope fence in _Z6kernelPx" in text
+
+
+def test_library_kernels_do_not_meet_the_rule():
+    f = technique.Inspection()
+    technique.parse_sass("\t\tFunction : _ZN3cub6detail6kernelEv\n"
+                         "        /*0090*/   MEMBAR.SC.GPU ;\n"
+                         "\t\tFunction : _Z6kernelPx\n"
+                         "        /*0010*/   STG.E [R2.64], R4 ;\n", f)
+    for function in f.functions.values():
+        function.kernel = True
+    assert not verdict(f, rule())[0]
+
+
+def test_no_kernel_fails():
+    ok, text = verdict(technique.Inspection(), rule())
+    assert not ok and text.endswith("found no __global__ function in your code")
+
+
+# ------------------------------------------------------------------------------ manifest
+
+FENCE_TECHNIQUE = """
+[[technique]]
+name = "memory_fence"
+rule = "uses_memory_fence"
+points = 10
+voids = "all"
+message = "m"
+"""
+
+
+def test_manifest_accepts_the_rule(tmp_path):
+    ex = load_manifest(write(tmp_path, "ch03_x", "fenced", VALID + FENCE_TECHNIQUE))
+    assert ex.technique == (Technique("memory_fence", "uses_memory_fence", 10.0, voids="all",
+                                      message="m"),)
+
+
+def test_manifest_rule_takes_no_value(tmp_path):
+    text = VALID + FENCE_TECHNIQUE.replace("points = 10", "points = 10\nvalue = 2")
+    with pytest.raises(ManifestError) as error:
+        load_manifest(write(tmp_path, "ch03_x", "fenced", text))
+    assert error.value.field == "technique[0].value" and "takes no value" in str(error.value)
+
+
+# -------------------------------------------------------------------- single_pass_reduce
+
+def single_pass_reduce() -> manifest.Exercise:
+    return next(ex for ex in manifest.discover(ROOT) if ex.name == "single_pass_reduce")
+
+
+def test_single_pass_reduce_requires_a_fence_on_every_point():
+    # A missing fence is a correctness bug the tests rarely show, so the rule, not the
+    # tests, must take the correctness points away.
+    rules = {r.name: r for r in single_pass_reduce().technique}
+    assert rules["memory_fence"].rule == "uses_memory_fence"
+    assert rules["memory_fence"].voids == "all"
+
+
+def test_a_correct_kernel_without_a_fence_earns_nothing():
+    from test_scoring import built, ran_tests, sanitized
+    ex = single_pass_reduce()
+    # The fence-less reference: a relaxed ticket and no MEMBAR; its launcher calls no memset.
+    f = technique.Inspection()
+    technique.parse_sass("\t\tFunction : _Z18single_pass_kernelPKiiPxPjS1_\n"
+                         "        /*0870*/   STG.E.64 desc[UR8][R6.64], R10 ;\n"
+                         "        /*08c0*/   ATOMG.E.ADD.STRONG.GPU PT, R8, desc[UR8][R8.64], "
+                         "R13 ;\n", f)
+    f.functions["_Z18single_pass_kernelPKiiPxPjS1_"].kernel = True
+    stage = StageResult("technique", StageStatus.PASSED)
+    technique.classify(stage, ex.technique, f)
+    assert [c.status for c in stage.cases] == ["failed", "passed"]
+    tests = ran_tests()
+    r = scoring.grade(ex, [built(), stage, tests, sanitized()])
+    assert r.status is ExerciseStatus.FAILED and r.score == 0
+    assert tests.points == 0 and tests.max_points > 0
+    assert r.message.startswith("technique rule memory_fence failed, which voids every point")
+
+
+# --------------------------------------------------------------------------- the toolkit
+
+KERNELS = r"""
+#include <cuda/atomic>
+__global__ void k_threadfence(long long* p, unsigned* c) {
+  p[blockIdx.x] = 1; __threadfence(); p[gridDim.x] = atomicAdd(c, 1u); }
+__global__ void k_block(long long* p, unsigned* c) {
+  p[blockIdx.x] = 1; __threadfence_block(); p[gridDim.x] = atomicAdd(c, 1u); }
+__global__ void k_release(long long* p, unsigned* c) {
+  p[blockIdx.x] = 1;
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*c);
+  p[gridDim.x] = ticket.fetch_add(1u, cuda::memory_order_release); }
+__global__ void k_none(long long* p, unsigned* c) {
+  p[blockIdx.x] = 1; p[gridDim.x] = atomicAdd(c, 1u); }
+"""
+
+
+def test_the_toolkit_compiles_fences_as_the_rule_expects(tmp_path):
+    nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    cuobjdump = tools.find("cuobjdump")
+    if nvcc is None or cuobjdump is None:
+        pytest.skip("needs nvcc and cuobjdump")
+    (tmp_path / "k.cu").write_text(KERNELS)
+    cubin = tmp_path / "k.cubin"
+    subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(cubin), str(tmp_path / "k.cu")],
+                   check=True, capture_output=True, timeout=300)
+    f = technique.Inspection()
+    technique.parse_sass(subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
+                                        capture_output=True, text=True).stdout, f)
+    for function in f.functions.values():
+        function.kernel = True
+    met = {k: verdict(f, rule(kernel=f"^_Z\\d+{k}P"))[0]
+           for k in ("k_threadfence", "k_block", "k_release", "k_none")}
+    assert met == {"k_threadfence": True, "k_block": False, "k_release": True, "k_none": False}
