@@ -27,6 +27,7 @@ LIBRARIES = ("cublas", "cudadevrt")
 TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
                    "uses_warp_vote", "uses_readonly_path", "uses_texture", "uses_vector_loads",
                    "no_local_memory", "max_registers", "uses_device_launch", "uses_memory_fence",
+                   "uses_system_atomics",
                    "no_library_calls", "calls_api", "avoids_api")
 # Rules about which host API the student's code calls; their value lists function names, each
 # a C identifier or alternatives joined by "|" (calls_api: one of them is enough).

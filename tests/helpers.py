@@ -102,3 +102,13 @@ def make_student(root: Path, sid: str) -> Path:
     folder.mkdir(parents=True)
     (folder / "vector_add.cu").write_text(f"// {sid}\n")
     return root / sid
+
+
+def sass_inspection(sass: str):
+    """What the technique stage reads from cuobjdump -sass text, every function a kernel."""
+    from grader.stages import technique
+    found = technique.Inspection()
+    technique.parse_sass(sass, found)
+    for function in found.functions.values():
+        function.kernel = True
+    return found

@@ -16,7 +16,7 @@ from grader.errors import ManifestError
 from grader.manifest import Technique, load_manifest
 from grader.model import ExerciseStatus, StageResult, StageStatus
 from grader.stages import technique
-from helpers import ROOT
+from helpers import ROOT, sass_inspection
 from test_manifest import VALID, write
 
 # One kernel per way of fencing (or not) between a block's store and its ticket.
@@ -59,11 +59,7 @@ FENCE_SASS = """
 
 @pytest.fixture(scope="module")
 def found() -> technique.Inspection:
-    f = technique.Inspection()
-    technique.parse_sass(FENCE_SASS, f)
-    for function in f.functions.values():
-        function.kernel = True
-    return f
+    return sass_inspection(FENCE_SASS)
 
 
 def rule(name="memory_fence", kernel="", **fields) -> Technique:

@@ -78,6 +78,7 @@ class Function:
     fences: int = 0                 # MEMBARs at GPU or system scope (DEVICE_FENCE_SCOPES)
     block_fences: int = 0           # MEMBARs at block scope (MEMBAR.SC.CTA, MEMBAR.ALL.CTA)
     votes: int = 0                  # VOTE/VOTEU on a predicate (ballot, any, all)
+    system_atomics: int = 0         # global atomics at system scope (ATOM/ATOMG/RED/REDG .SYS)
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -127,6 +128,8 @@ def parse_sass(text: str, into: Inspection) -> None:
                 current.readonly += 1
             if op == "LDG" and re.search(r"\.(128|256)\b", m.group(2) or ""):
                 current.vector += 1
+            if op in GLOBAL_ATOMIC_OPS and "SYS" in (m.group(2) or "").split("."):
+                current.system_atomics += 1
             if op == "MEMBAR":
                 scopes = set((m.group(2) or "").split("."))
                 if scopes & DEVICE_FENCE_SCOPES:
@@ -428,6 +431,11 @@ def check(rule: Technique, found: Inspection) -> tuple[bool, str, str]:
         return _uses(rule, found, kernels, where, "16-byte vector loads from global memory "
                      "(LDG.E.128: int4/float4)", lambda fs: sum(f.vector for f in fs),
                      "16-byte load", "16-byte loads")
+    if rule.rule == "uses_system_atomics":
+        return _uses(rule, found, kernels, where, "system-scope atomics on global memory "
+                     "(ATOM/RED .SYS: atomicAdd_system, or atomic_ref with thread_scope_system)",
+                     lambda fs: sum(f.system_atomics for f in fs), "system-scope atomic",
+                     "system-scope atomics")
     if rule.rule == "uses_memory_fence":
         return _uses(rule, found, kernels, where, "a device-scope memory fence (MEMBAR.GPU or "
                      "MEMBAR.SYS: __threadfence(), __threadfence_system(), or a release "
@@ -476,6 +484,9 @@ def _instead(rule: Technique, kernels: list[Function], found: Inspection) -> str
         return ": every global load is 4 or 8 bytes wide (LDG.E, LDG.E.64)"
     if rule.rule == "uses_memory_fence":
         return _instead_of_fences(kernels, found, ops)
+    if rule.rule == "uses_system_atomics" and _count(ops, GLOBAL_ATOMIC_OPS):
+        return (": its atomics are device-scope (.GPU), which the host's updates to the same "
+                "word race with")
     if rule.rule in ("uses_readonly_path", "uses_texture") and ops.get("LDG"):
         return (": the kernel's global loads are plain LDG (the compiler could not prove the "
                 "data read-only: no const __restrict__, no __ldg)"
