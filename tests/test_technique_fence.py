@@ -18,6 +18,7 @@ from grader.model import ExerciseStatus, StageResult, StageStatus
 from grader.stages import technique
 from helpers import ROOT, sass_inspection
 from test_manifest import VALID, write
+from test_technique import verdict
 
 # One kernel per way of fencing (or not) between a block's store and its ticket.
 FENCE_SASS = """
@@ -64,11 +65,6 @@ def found() -> technique.Inspection:
 
 def rule(name="memory_fence", kernel="", **fields) -> Technique:
     return Technique(name=name, rule="uses_memory_fence", points=10.0, kernel=kernel, **fields)
-
-
-def verdict(found, r):
-    passed, expected, seen = technique.check(r, found)
-    return passed, f"expected {expected}; found {seen}"
 
 
 @pytest.mark.parametrize("name, fences, block_fences", [

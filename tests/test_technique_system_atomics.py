@@ -9,6 +9,7 @@ import pytest
 from grader.manifest import Technique
 from grader.stages import technique
 from helpers import sass_inspection
+from test_technique import verdict
 
 SASS = """
 		Function : _Z7sys_retPjS_
@@ -31,10 +32,8 @@ def found() -> technique.Inspection:
 
 
 def check(found, kernel):
-    rule = Technique(name="system_atomics", rule="uses_system_atomics", points=0.0,
-                     kernel=kernel)
-    passed, expected, seen = technique.check(rule, found)
-    return passed, f"expected {expected}; found {seen}"
+    return verdict(found, Technique(name="system_atomics", rule="uses_system_atomics",
+                                    points=0.0, kernel=kernel))
 
 
 @pytest.mark.parametrize("name, count", [
