@@ -38,6 +38,10 @@ MAX_PARALLEL = 8
 GPU_MIB_PER_EXERCISE = 10 * 1024
 
 
+# The stages that run the student's code on the GPU before the benchmark.
+PROGRAM_STAGES = ("tests", "sanitizer")
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -61,6 +65,10 @@ class _Checked:
     ex: Exercise
     result: model.ExerciseResult | None = None
     stages: list[model.StageResult] = field(default_factory=list)
+
+    @property
+    def stages_so_far(self) -> list[model.StageResult]:
+        return self.result.stages if self.result is not None else self.stages
 
 
 class Grader:
@@ -149,16 +157,16 @@ class Grader:
     def _load_may_explain(item: _Checked) -> bool:
         """Whether the tests or sanitizer stage did not pass (the neighbours may have taken
         the memory or the time it needed)."""
-        stages = item.result.stages if item.result is not None else item.stages
-        return any(s.name in ("tests", "sanitizer") and s.status not in (
-            StageStatus.PASSED, StageStatus.SKIPPED) for s in stages)
+        return any(s.name in PROGRAM_STAGES and s.status not in (
+            StageStatus.PASSED, StageStatus.SKIPPED) for s in item.stages_so_far)
 
     def _run_alone(self, item: _Checked) -> None:
-        before = {s.name: s.status for s in (item.result.stages if item.result else item.stages)}
-        again = self._check(item.ex)
-        stages = again.result.stages if again.result is not None else again.stages
-        for stage in stages:
-            if stage.name in before and stage.name in ("tests", "sanitizer"):
+        """The tests and sanitizer again, now alone; the compiled-code checks stand."""
+        before = {s.name: s.status for s in item.stages_so_far}
+        again = self._run_programs(
+            item.ex, [s for s in item.stages_so_far if s.name not in PROGRAM_STAGES])
+        for stage in again.stages_so_far:
+            if stage.name in PROGRAM_STAGES and stage.name in before:
                 stage.details["among_others"] = str(before[stage.name])
         item.result, item.stages = again.result, again.stages
 
@@ -192,7 +200,10 @@ class Grader:
         why_not = self._why_not_run(ex)
         if why_not:
             return _Checked(ex, scoring.not_run(ex, stages, why_not))
+        return self._run_programs(ex, stages)
 
+    def _run_programs(self, ex: Exercise, stages: list[model.StageResult]) -> _Checked:
+        """The tests, then the sanitizer, after the compiled-code stages in `stages`."""
         test_binary = self.options.build_dir / f"{ex.name}_test"
         tested = tests.run(self.options, ex, test_binary)
         stages.append(tested)
