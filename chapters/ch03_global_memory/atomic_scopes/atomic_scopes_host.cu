@@ -23,37 +23,26 @@ int device_attribute(cudaDeviceAttr attribute) {
 }  // namespace
 
 SharedCounter::SharedCounter() {
-  void* memory = nullptr;
-  const std::size_t bytes = 2 * sizeof(unsigned long long);
   if (device_attribute(cudaDevAttrConcurrentManagedAccess) != 0) {
     // The driver keeps CPU and GPU atomics on a managed page coherent (it moves the page to
     // whichever side touches it), so both may add at the same time.
-    CUDA_CHECK(cudaMallocManaged(&memory, bytes));
-    managed_ = true;
+    managed_ = course::ManagedBuffer<unsigned long long>(2);
+    words_ = managed_.data();
     concurrent_ = true;
   } else {
     // Without concurrent managed access the host may not touch managed memory while any
     // kernel runs; mapped pinned memory it may, and its atomics are coherent with the
     // device's only over a link with native host atomics.
-    CUDA_CHECK(cudaHostAlloc(&memory, bytes, cudaHostAllocMapped));
+    mapped_ = course::PinnedBuffer<unsigned long long>(2, cudaHostAllocMapped);
+    words_ = mapped_.data();
     concurrent_ = device_attribute(cudaDevAttrHostNativeAtomicSupported) != 0;
   }
-  words_ = static_cast<unsigned long long*>(memory);
   words_[0] = 0;
   words_[1] = 0;
 }
 
-SharedCounter::~SharedCounter() {
-  if (words_ == nullptr) return;
-  if (managed_) {
-    cudaFree(words_);
-  } else {
-    cudaFreeHost(words_);
-  }
-}
-
 std::string SharedCounter::describe() const {
-  return std::string(managed_ ? "managed memory" : "mapped pinned memory") +
+  return std::string(managed_.size() > 0 ? "managed memory" : "mapped pinned memory") +
          (concurrent_ ? ", host and device adding at the same time"
                       : ", host adding only while no kernel runs (the device reports neither "
                         "concurrent managed access nor native host atomics)");

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "course/buffers.h"
+
 // Two 8-byte words that the host and the device can both address: word 0 is the counter that
 // count_system_scope adds to, word 1 its neighbour on the same page (the benchmark's host
 // thread adds there to share the page without touching the checked count). Managed memory
@@ -15,9 +17,6 @@
 class SharedCounter {
  public:
   SharedCounter();
-  ~SharedCounter();
-  SharedCounter(const SharedCounter&) = delete;
-  SharedCounter& operator=(const SharedCounter&) = delete;
 
   // Valid on the host and on the device (unified addressing).
   unsigned long long* counter() noexcept { return words_; }
@@ -30,8 +29,10 @@ class SharedCounter {
   std::string describe() const;
 
  private:
+  // One of the two holds the words; the course's buffers free them.
+  course::ManagedBuffer<unsigned long long> managed_;
+  course::PinnedBuffer<unsigned long long> mapped_;
   unsigned long long* words_ = nullptr;
-  bool managed_ = false;
   bool concurrent_ = false;
 };
 
