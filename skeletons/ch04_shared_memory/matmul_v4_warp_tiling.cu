@@ -34,40 +34,48 @@ static_assert(kSubM * kLanesM * kTM == kWM && kSubN * kLanesN * kTN == kWN, "war
 // Each thread moves exactly one float4 of A's tile and one of B's per step of k.
 static_assert(kBM * kBK == 4 * kThreads && kBK * kBN == 4 * kThreads, "one float4 per thread");
 
+// How a kernel instance meets the matrices' edges. kFull: M, N multiples of the block tile, K
+// of kBK, every pointer 16-byte aligned, so every float4 it touches is inside and no load or
+// store needs a check (the predicate-free path that libraries take for interior tiles).
+// kVec: cols a multiple of 4 and pointers aligned, so a float4 is wholly inside or wholly
+// outside; kScalar: anything else, element by element.
+enum class Edges { kFull, kVec, kScalar };
+
 // The four floats m[r][c, c + 4) of a rows x cols row-major matrix, 0 where outside it.
-// kVec: cols is a multiple of 4, c too and m 16-byte aligned, so the float4 is wholly inside
-// or wholly outside and one 16-byte load fetches it.
-template <bool kVec>
+template <Edges kEdges>
 __device__ __forceinline__ float4 load4(const float* __restrict__ m, int rows, int cols, int r,
                                         int c) {
-  // TODO: Return zeros when r >= rows. With kVec, one float4 load of
-  //       m[r * cols + c] (index as std::size_t: M * K may not fit an int) when c < cols;
-  //       otherwise a scalar load for each of the four with c + i < cols, so an edge tile
-  //       reads nothing outside the matrix.
+  // TODO: kFull: one float4 load of m[r * cols + c] (index as std::size_t: M * K
+  //       may not fit an int), no checks. Otherwise zeros when r >= rows; with kVec one
+  //       float4 load when c < cols; with kScalar a scalar load for each of the four with
+  //       c + i < cols, so an edge tile reads nothing outside the matrix.
   (void)m; (void)rows; (void)cols; (void)r; (void)c;
   return make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
 // Writes v to m[r][c, c + 4) of a rows x cols row-major matrix, dropping what falls outside it
-// (kVec as for load4).
-template <bool kVec>
+// (kEdges as for load4).
+template <Edges kEdges>
 __device__ __forceinline__ void store4(float* __restrict__ m, int rows, int cols, int r, int c,
                                        float4 v) {
-  // TODO: The mirror of load4: nothing when r >= rows; with kVec one float4 store
-  //       when c < cols, otherwise one scalar store for each c + i < cols.
+  // TODO: The mirror of load4: kFull one float4 store, no checks; otherwise
+  //       nothing when r >= rows; with kVec one float4 store when c < cols, with kScalar one
+  //       scalar store for each c + i < cols.
   (void)m; (void)rows; (void)cols; (void)r; (void)c; (void)v;
 }
 
-template <bool kVec>
-__global__ void __launch_bounds__(kThreads)
+// Two blocks per SM: the 8x8 accumulators and the staged float4s fit in 128 registers.
+template <Edges kEdges>
+__global__ void __launch_bounds__(kThreads, 2)
     matmul_v4_warp_tiling_kernel(const float* __restrict__ A, const float* __restrict__ B,
                                  float* __restrict__ C, int M, int N, int K) {
   // TODO: Declare kStages copies of a_tile[kBK][kBM + kAPad] (A transposed) and
   //       b_tile[kBK][kBN] in shared memory. Each thread stages one float4 of A's tile (row
   //       tid / 2, k offset (tid % 2) * 4) and one of B's (row tid / 32, column
   //       (tid % 32) * 4), read with load4. Fill stage 0, __syncthreads(); then per step of
-  //       k: load4 the next step's two float4s into registers, multiply the current stage,
-  //       store the registers into the other stage, and __syncthreads() once. Lane l of
+  //       k: unless it is the last, load4 the next step's two float4s into registers;
+  //       multiply the current stage; store the registers into the other stage (again
+  //       unless last), and __syncthreads() once. Lane l of
   //       warp w owns rows (w / kWarpsN) * kWM + (l / kLanesN) * kTM + [0, kTM) and the same
   //       + kWM / kSubM, columns (w % kWarpsN) * kWN + (l % kLanesN) * kTN + [0, kTN) and
   //       the same + kWN / kSubN: per k, four float4 reads and 64 multiply-adds into
@@ -79,7 +87,8 @@ void matmul_v4_warp_tiling(const float* A, const float* B, float* C, int M, int 
                            cudaStream_t stream) {
   if (M <= 0 || N <= 0) return;
   // TODO: One block of kThreads threads per kBM x kBN tile of C (grid.x over N,
-  //       grid.y over M, rounded up), on `stream`, then CUDA_CHECK_LAUNCH(). Use the float4
-  //       instantiation only when K % 4 == 0, N % 4 == 0 and A, B, C are 16-byte aligned.
+  //       grid.y over M, rounded up), on `stream`, then CUDA_CHECK_LAUNCH(). kVec only when
+  //       K % 4 == 0, N % 4 == 0 and A, B, C are 16-byte aligned; kFull when, besides,
+  //       K > 0, M % kBM == 0, N % kBN == 0 and K % kBK == 0; kScalar otherwise.
   (void)A; (void)B; (void)C; (void)K; (void)stream;
 }

@@ -34,20 +34,27 @@ static_assert(kSubM * kLanesM * kTM == kWM && kSubN * kLanesN * kTN == kWN, "war
 // Each thread moves exactly one float4 of A's tile and one of B's per step of k.
 static_assert(kBM * kBK == 4 * kThreads && kBK * kBN == 4 * kThreads, "one float4 per thread");
 
+// How a kernel instance meets the matrices' edges. kFull: M, N multiples of the block tile, K
+// of kBK, every pointer 16-byte aligned, so every float4 it touches is inside and no load or
+// store needs a check (the predicate-free path that libraries take for interior tiles).
+// kVec: cols a multiple of 4 and pointers aligned, so a float4 is wholly inside or wholly
+// outside; kScalar: anything else, element by element.
+enum class Edges { kFull, kVec, kScalar };
+
 // The four floats m[r][c, c + 4) of a rows x cols row-major matrix, 0 where outside it.
-// kVec: cols is a multiple of 4, c too and m 16-byte aligned, so the float4 is wholly inside
-// or wholly outside and one 16-byte load fetches it.
-template <bool kVec>
+template <Edges kEdges>
 __device__ __forceinline__ float4 load4(const float* __restrict__ m, int rows, int cols, int r,
                                         int c) {
-  // @begin-solution: Return zeros when r >= rows. With kVec, one float4 load of
-  // @hint: m[r * cols + c] (index as std::size_t: M * K may not fit an int) when c < cols;
-  // @hint: otherwise a scalar load for each of the four with c + i < cols, so an edge tile
-  // @hint: reads nothing outside the matrix.
+  // @begin-solution: kFull: one float4 load of m[r * cols + c] (index as std::size_t: M * K
+  // @hint: may not fit an int), no checks. Otherwise zeros when r >= rows; with kVec one
+  // @hint: float4 load when c < cols; with kScalar a scalar load for each of the four with
+  // @hint: c + i < cols, so an edge tile reads nothing outside the matrix.
   float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+  if constexpr (kEdges == Edges::kFull)
+    return *reinterpret_cast<const float4*>(m + static_cast<std::size_t>(r) * cols + c);
   if (r >= rows) return v;
   const float* row = m + static_cast<std::size_t>(r) * cols;
-  if constexpr (kVec) {
+  if constexpr (kEdges == Edges::kVec) {
     if (c < cols) v = *reinterpret_cast<const float4*>(row + c);
   } else {
     if (c + 0 < cols) v.x = row[c + 0];
@@ -62,15 +69,20 @@ __device__ __forceinline__ float4 load4(const float* __restrict__ m, int rows, i
 }
 
 // Writes v to m[r][c, c + 4) of a rows x cols row-major matrix, dropping what falls outside it
-// (kVec as for load4).
-template <bool kVec>
+// (kEdges as for load4).
+template <Edges kEdges>
 __device__ __forceinline__ void store4(float* __restrict__ m, int rows, int cols, int r, int c,
                                        float4 v) {
-  // @begin-solution: The mirror of load4: nothing when r >= rows; with kVec one float4 store
-  // @hint: when c < cols, otherwise one scalar store for each c + i < cols.
+  // @begin-solution: The mirror of load4: kFull one float4 store, no checks; otherwise
+  // @hint: nothing when r >= rows; with kVec one float4 store when c < cols, with kScalar one
+  // @hint: scalar store for each c + i < cols.
+  if constexpr (kEdges == Edges::kFull) {
+    *reinterpret_cast<float4*>(m + static_cast<std::size_t>(r) * cols + c) = v;
+    return;
+  }
   if (r >= rows) return;
   float* row = m + static_cast<std::size_t>(r) * cols;
-  if constexpr (kVec) {
+  if constexpr (kEdges == Edges::kVec) {
     if (c < cols) *reinterpret_cast<float4*>(row + c) = v;
   } else {
     if (c + 0 < cols) row[c + 0] = v.x;
@@ -82,16 +94,18 @@ __device__ __forceinline__ void store4(float* __restrict__ m, int rows, int cols
   // @end-solution
 }
 
-template <bool kVec>
-__global__ void __launch_bounds__(kThreads)
+// Two blocks per SM: the 8x8 accumulators and the staged float4s fit in 128 registers.
+template <Edges kEdges>
+__global__ void __launch_bounds__(kThreads, 2)
     matmul_v4_warp_tiling_kernel(const float* __restrict__ A, const float* __restrict__ B,
                                  float* __restrict__ C, int M, int N, int K) {
   // @begin-solution: Declare kStages copies of a_tile[kBK][kBM + kAPad] (A transposed) and
   // @hint: b_tile[kBK][kBN] in shared memory. Each thread stages one float4 of A's tile (row
   // @hint: tid / 2, k offset (tid % 2) * 4) and one of B's (row tid / 32, column
   // @hint: (tid % 32) * 4), read with load4. Fill stage 0, __syncthreads(); then per step of
-  // @hint: k: load4 the next step's two float4s into registers, multiply the current stage,
-  // @hint: store the registers into the other stage, and __syncthreads() once. Lane l of
+  // @hint: k: unless it is the last, load4 the next step's two float4s into registers;
+  // @hint: multiply the current stage; store the registers into the other stage (again
+  // @hint: unless last), and __syncthreads() once. Lane l of
   // @hint: warp w owns rows (w / kWarpsN) * kWM + (l / kLanesN) * kTM + [0, kTM) and the same
   // @hint: + kWM / kSubM, columns (w % kWarpsN) * kWN + (l % kLanesN) * kTN + [0, kTN) and
   // @hint: the same + kWN / kSubN: per k, four float4 reads and 64 multiply-adds into
@@ -123,16 +137,22 @@ __global__ void __launch_bounds__(kThreads)
 
   float acc[kSubM * kTM][kSubN * kTN] = {};
 
-  // Zero-filled past K, so a K of 0 stages zeros and the loop below never runs.
-  stage(0, load4<kVec>(A, M, K, block_m + a_m, a_k), load4<kVec>(B, K, N, b_k, block_n + b_n));
+  // Zero-filled past K except for kFull (which the launcher picks only when K > 0), so a K of
+  // 0 stages zeros, the loop below never runs and C is written with zeros.
+  stage(0, load4<kEdges>(A, M, K, block_m + a_m, a_k),
+        load4<kEdges>(B, K, N, b_k, block_n + b_n));
   __syncthreads();
 
   int s = 0;
   for (int k0 = 0; k0 < K; k0 += kBK, s ^= 1) {
     // The next step's float4s, issued before the arithmetic so that their latency hides
-    // behind it (zeros after the last step: load4 reads nothing past K).
-    const float4 a_next = load4<kVec>(A, M, K, block_m + a_m, k0 + kBK + a_k);
-    const float4 b_next = load4<kVec>(B, K, N, k0 + kBK + b_k, block_n + b_n);
+    // behind it; none after the last step (kFull's loads have no check to stop them).
+    const bool last = k0 + kBK >= K;
+    float4 a_next, b_next;
+    if (!last) {
+      a_next = load4<kEdges>(A, M, K, block_m + a_m, k0 + kBK + a_k);
+      b_next = load4<kEdges>(B, K, N, k0 + kBK + b_k, block_n + b_n);
+    }
 
 #pragma unroll
     for (int k = 0; k < kBK; ++k) {
@@ -156,7 +176,7 @@ __global__ void __launch_bounds__(kThreads)
 
     // Stage s ^ 1 was last read in the previous step, before that step's barrier, so it may
     // be overwritten now; this step's barrier publishes it and frees stage s for the next.
-    stage(s ^ 1, a_next, b_next);
+    if (!last) stage(s ^ 1, a_next, b_next);
     __syncthreads();
   }
 
@@ -166,7 +186,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int sn = 0; sn < kSubN; ++sn) {
       const float* v = &acc[i][sn * kTN];
-      store4<kVec>(C, M, N, r, block_n + frag_n + sn * (kWN / kSubN),
+      store4<kEdges>(C, M, N, r, block_n + frag_n + sn * (kWN / kSubN),
                    make_float4(v[0], v[1], v[2], v[3]));
     }
   }
@@ -178,12 +198,15 @@ void matmul_v4_warp_tiling(const float* A, const float* B, float* C, int M, int 
                            cudaStream_t stream) {
   if (M <= 0 || N <= 0) return;
   // @begin-solution: One block of kThreads threads per kBM x kBN tile of C (grid.x over N,
-  // @hint: grid.y over M, rounded up), on `stream`, then CUDA_CHECK_LAUNCH(). Use the float4
-  // @hint: instantiation only when K % 4 == 0, N % 4 == 0 and A, B, C are 16-byte aligned.
+  // @hint: grid.y over M, rounded up), on `stream`, then CUDA_CHECK_LAUNCH(). kVec only when
+  // @hint: K % 4 == 0, N % 4 == 0 and A, B, C are 16-byte aligned; kFull when, besides,
+  // @hint: K > 0, M % kBM == 0, N % kBN == 0 and K % kBK == 0; kScalar otherwise.
   const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
   const bool vec = K % 4 == 0 && N % 4 == 0 && (address(A) | address(B) | address(C)) % 16 == 0;
-  const auto kernel =
-      vec ? matmul_v4_warp_tiling_kernel<true> : matmul_v4_warp_tiling_kernel<false>;
+  const bool full = vec && K > 0 && M % kBM == 0 && N % kBN == 0 && K % kBK == 0;
+  const auto kernel = full  ? matmul_v4_warp_tiling_kernel<Edges::kFull>
+                      : vec ? matmul_v4_warp_tiling_kernel<Edges::kVec>
+                            : matmul_v4_warp_tiling_kernel<Edges::kScalar>;
   const dim3 grid((N + kBN - 1) / kBN, (M + kBM - 1) / kBM);
   kernel<<<grid, kThreads, 0, stream>>>(A, B, C, M, N, K);
   CUDA_CHECK_LAUNCH();
