@@ -11,6 +11,8 @@ __global__ void matrix_sum_2d_kernel(const float* __restrict__ a, const float* _
   //       at iy * nx + ix (use std::size_t: ny * nx can pass 2^31). The grid always has enough
   //       blocks in x to cover nx, but at most 65535 in y: loop over rows with a stride of
   //       gridDim.y * blockDim.y so any ny is covered; skip columns outside the matrix.
+  //       Give the usual case, a grid that covers every row, its own path without the loop:
+  //       the loop's bookkeeping costs a few percent of the bandwidth.
   (void)a; (void)b; (void)c; (void)nx; (void)ny;
 }
 
