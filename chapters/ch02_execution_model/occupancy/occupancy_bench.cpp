@@ -1,4 +1,4 @@
-// streaming_scale on 2^26 floats with the configuration choose_launch_config picks, against a
+// streaming_scale on 2^25 floats with the configuration choose_launch_config picks, against a
 // sweep of block sizes and grids (sweep_b<block>_<grid rule>) measured in the same run; the
 // fastest configuration of the sweep is timed again as sweep_best.
 #include "occupancy.h"
@@ -13,7 +13,7 @@
 #include "course/random.h"
 
 void course::run_benchmark(course::Benchmark& bench) {
-  const int n = 1 << 26;  // 256 MiB in, 256 MiB out
+  const int n = 1 << 25;  // 128 MiB in, 128 MiB out
   const double bytes = 2.0 * sizeof(float) * n;
   auto rng = course::make_rng("occupancy_bench");
   const auto x_host = course::random_floats(n, -1000.f, 1000.f, rng);
