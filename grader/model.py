@@ -136,6 +136,9 @@ class Report:
     gpu: GpuInfo | None = None
     host: str = ""
     options: dict = field(default_factory=dict)
+    # Wall seconds of the grade's phases: configure, build (the one parallel build), checks
+    # (the untimed stages of every exercise, in parallel), benchmarks (one after another).
+    phases: dict = field(default_factory=dict)
     exercises: list[ExerciseResult] = field(default_factory=list)
     schema: int = SCHEMA_VERSION
 
