@@ -21,7 +21,8 @@ import os
 import platform
 import shutil
 import time
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+import threading
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -95,11 +96,19 @@ class Grader:
         self.options.build_dir.mkdir(parents=True, exist_ok=True)
         if self.options.work_dir.exists():
             shutil.rmtree(self.options.work_dir, ignore_errors=True)
+        clock = time.monotonic()
+
+        def phase(name: str) -> None:
+            nonlocal clock
+            now = time.monotonic()
+            report.phases[f"{name}_s"] = round(now - clock, 1)
+            clock = now
+
         build.configure(self.options, self.progress)
-        self.build_log = build.build_all(
-            self.options, [ex for ex in self.exercises if not self._missing(ex)], self.progress)
+        phase("configure")
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
-        checked = self._check_all(workers)
+        checked = self._build_and_check_all(workers, lambda: phase("build"))
+        phase("checks")
         for i, item in enumerate(checked, 1):
             started = time.monotonic()
             outcome = self._finish(item)
@@ -108,6 +117,7 @@ class Grader:
                           f"{outcome.score:g}/{outcome.max_score:g}"
                           + (f" (benchmark {time.monotonic() - started:.1f} s)"
                              if item.result is None and item.ex.performance else ""))
+        phase("benchmarks")
         report.finished_at = _now()
         return report
 
@@ -115,33 +125,73 @@ class Grader:
         """The exercise's result, alone, hidden cases and a secret seed kept out of it."""
         return self._finish(self._check(ex))
 
-    def _check_all(self, workers: int) -> list[_Checked]:
-        """Every exercise through the untimed stages, `workers` at a time, in roster order;
-        then the tests and sanitizer runs that did not pass among neighbours, again alone."""
+    def _build_and_check_all(self, workers: int, built: Callable[[], None]) -> list[_Checked]:
+        """The one build of every exercise, then every exercise through the untimed stages,
+        `workers` at a time, in roster order; then the tests and sanitizer runs that did not
+        pass among neighbours, again alone. With several workers, an exercise's checks start
+        as soon as its programs have linked, while the rest still builds. built() is called
+        when the build has ended."""
         total = len(self.exercises)
+        position = {ex.name: i for i, ex in enumerate(self.exercises, 1)}
+        buildable = [ex for ex in self.exercises if not self._missing(ex)]
 
-        def check(i: int, ex: Exercise) -> _Checked:
+        def check(i: int, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
             self.progress(f"[{i}/{total}] {ex.key}: checking")
             started = time.monotonic()
-            item = self._check(ex)
+            item = self._check(ex, linked)
             self.progress(f"[{i}/{total}] {ex.key}: checked ({time.monotonic() - started:.1f} s)")
             return item
 
         if workers <= 1:
+            self.build_log = build.build_all(self.options, buildable, self.progress)
+            built()
             return [check(i, ex) for i, ex in enumerate(self.exercises, 1)]
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="exercise")
+        futures: dict[int, Future] = {}
+
+        def start_early(ex: Exercise, log: str) -> None:  # on the build's thread
+            i = position[ex.name]
+            if i not in futures:
+                futures[i] = pool.submit(check, i, ex, build.linked(ex, log))
+
+        ended: dict[str, BaseException] = {}
+
+        def build_everything() -> None:
+            try:
+                self.build_log = build.build_all(self.options, buildable, self.progress,
+                                                 on_built=start_early)
+            except BaseException as error:  # handed to the main thread
+                ended["error"] = error
+
+        builder = threading.Thread(target=build_everything, name="build", daemon=True)
+
+        def raise_first_error(pending) -> None:
+            for future in pending:
+                if future.done() and future.exception() is not None:
+                    raise future.exception()
+
         try:
-            futures = [pool.submit(check, i, ex) for i, ex in enumerate(self.exercises, 1)]
-            pending = futures
-            while pending:  # in short waits, so that a signal reaches this thread at once
+            builder.start()
+            while builder.is_alive():  # in short waits, so that a signal reaches this thread
+                builder.join(0.5)
+                raise_first_error(list(futures.values()))
+            if "error" in ended:
+                raise ended["error"]
+            built()
+            # The rest (not linked during the build, or failed) builds again alone in
+            # _check, so that its build stage names the compiler's errors.
+            for i, ex in enumerate(self.exercises, 1):
+                if i not in futures:
+                    futures[i] = pool.submit(check, i, ex)
+            pending = set(futures.values())
+            while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-                for future in done:
-                    if future.exception() is not None:
-                        raise future.exception()
-            checked = [f.result() for f in futures]
+                raise_first_error(done)
+            checked = [futures[i].result() for i in range(1, total + 1)]
         except BaseException:
             # Ctrl-C reaches this thread only: end what the other threads are running.
             proc.stop_all()
+            builder.join()
             pool.shutdown(wait=True, cancel_futures=True)
             proc.resume()
             raise
@@ -179,15 +229,16 @@ class Grader:
             result = self._benchmark_and_score(item.ex, item.stages)
         return hidden.redact(result, secret_seed)
 
-    def _check(self, ex: Exercise) -> _Checked:
+    def _check(self, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
         """The stages before the benchmark: a final result where one of them ends the
-        exercise, else the stages so far."""
+        exercise, else the stages so far. `linked`: the build stage, when the one build of
+        every exercise has already linked this one's programs."""
         missing = self._missing(ex)
         if missing:
             return _Checked(ex, scoring.not_submitted(ex, missing,
                                                       self.options.submission / ex.chapter))
 
-        built = build.run(self.options, ex, self.build_log)
+        built = linked or build.run(self.options, ex, self.build_log)
         if built.status != StageStatus.PASSED:
             return _Checked(ex, scoring.grade(ex, [built]))
         stages = [built]

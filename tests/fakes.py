@@ -344,6 +344,38 @@ def python_command(code: str) -> list:
     return [sys.executable, "-Su", "-c", code]
 
 
+_LINKING_NINJA = r'''
+import json, os, sys, time
+cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+targets = [a for a in sys.argv[1:] if not a.startswith("-") and not os.path.isdir(a)
+           and not a.isdigit()]
+with open(cfg["timeline"], "a") as f:
+    f.write(json.dumps({"who": "ninja", "event": "start", "t": time.time(),
+                        "targets": targets}) + "\n")
+failed = False
+for k, target in enumerate(targets, 1):
+    time.sleep(cfg["seconds_per_target"])
+    print(f"[{k}/{len(targets)}] Linking target {target}", flush=True)
+    if target in cfg["fail"]:
+        failed = True
+        print(f"FAILED: {target}\nc++ -o {target} {target}.p/main.o\nundefined reference",
+              flush=True)
+with open(cfg["timeline"], "a") as f:
+    f.write(json.dumps({"who": "ninja", "event": "end", "t": time.time(),
+                        "targets": targets}) + "\n")
+sys.exit(1 if failed else 0)
+'''
+
+
+def linking_ninja(path: Path, timeline: Path, seconds_per_target: float,
+                  fail: tuple = ()) -> Path:
+    """A ninja that "links" the targets it is given one after another, seconds_per_target
+    each, printing a step line as each ends (and "FAILED: <target>" after those in `fail`,
+    exiting 1 then), and logs its start and end (with its targets) in the timeline."""
+    return write_script(path, _LINKING_NINJA, {"timeline": str(timeline), "fail": list(fail),
+                                               "seconds_per_target": seconds_per_target})
+
+
 def use_fake_build_tools(monkeypatch, tmp_path, sanitizer: bool = True) -> dict:
     """Makes tools.find return stand-in meson and ninja (and a clean compute-sanitizer) made
     under tmp_path/bin, and nothing else; returns name -> path."""

@@ -11,10 +11,11 @@ import os
 import signal
 import threading
 import time
+from datetime import datetime
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, use_fake_build_tools
+from fakes import bench_data, fake_bench, fake_gtest, linking_ninja, use_fake_build_tools
 from grader import model, pipeline, proc
 from grader.pipeline import Grader
 from grader.stages.common import GradeOptions
@@ -52,6 +53,11 @@ def make_grader(course, parallel, cases_of, bench_seconds=0.2):
     return Grader(options, exercises, gpu=GPU), timeline
 
 
+def with_linking_ninja(course, timeline, fail=()):
+    """Swaps the stand-in ninja for one that links a target every 0.15 s."""
+    linking_ninja(course / "bin" / "ninja", timeline, 0.15, fail)
+
+
 def events(timeline):
     return [json.loads(line) for line in timeline.read_text().splitlines()]
 
@@ -60,7 +66,7 @@ def intervals(timeline):
     """(program, start, end) of every run, in start order."""
     started, spans = {}, []
     for e in events(timeline):
-        key = (e["who"], e["sanitizer"])
+        key = (e["who"], e.get("sanitizer"))
         if e["event"] == "start":
             started[key] = e["t"]
         else:
@@ -87,6 +93,14 @@ def test_tests_overlap_and_benchmarks_run_alone(course):
     # The benchmarks come after every tests and sanitizer run.
     first_bench = min(s[1] for s in spans if s[0].endswith("_bench"))
     assert all(s[2] <= first_bench for s in tests_spans)
+    # The report says how long each phase took: four benchmarks of 0.2 s one after another
+    # make at least 0.8 s, and the phases add up to no more than the grade's wall time.
+    assert list(report.phases) == ["configure_s", "build_s", "checks_s", "benchmarks_s"]
+    assert report.phases["benchmarks_s"] >= 0.8
+    assert report.phases["checks_s"] >= 0.4  # each exercise's tests sleep 0.4 s
+    started = datetime.fromisoformat(report.started_at)
+    finished = datetime.fromisoformat(report.finished_at)
+    assert sum(report.phases.values()) <= (finished - started).total_seconds() + 1.5
 
 
 def test_a_failure_among_others_is_run_again_alone_and_that_is_the_verdict(course):
@@ -177,3 +191,31 @@ def _all_gone(crowd, timeout_s=5.0):
             return True
         time.sleep(0.1)
     return False
+
+
+def test_checks_start_as_soon_as_an_exercise_has_linked(course):
+    grader, timeline = make_grader(course, 4, slow)
+    with_linking_ninja(course, timeline)
+    report = grader.run()
+    assert [e.status for e in report.exercises] == ["passed"] * 4
+    builds = [e for e in events(timeline) if e["who"] == "ninja"]
+    # One build of everything; nothing linked again afterwards for an exercise that linked.
+    assert [e["event"] for e in builds] == ["start", "end"], builds
+    build_end = builds[1]["t"]
+    first_test = min(s[1] for s in intervals(timeline) if s[0] == "ex_a_test")
+    assert first_test < build_end, "ex_a's tests waited for the whole build"
+    assert report.phases["build_s"] >= 8 * 0.15
+
+
+def test_a_failed_link_is_not_started_early_and_its_build_names_the_error(course):
+    grader, timeline = make_grader(course, 4, slow)
+    with_linking_ninja(course, timeline, fail=("ex_b_test",))
+    report = grader.run()
+    ex_b = report.exercises[1]
+    assert ex_b.name == "ex_b" and ex_b.status == "compile_error", ex_b.status
+    assert "undefined reference" in ex_b.stage("build").output
+    assert not any(e["who"] == "ex_b_test" for e in events(timeline)), "a failed link ran"
+    # ex_b alone was built again after the build, to name its error; the others passed.
+    builds = [e for e in events(timeline) if e["who"] == "ninja" and e["event"] == "start"]
+    assert [b["targets"] for b in builds[1:]] == [["ex_b_test", "ex_b_bench"]]
+    assert [e.status for e in report.exercises if e.name != "ex_b"] == ["passed"] * 3

@@ -102,10 +102,13 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
 
 
 def build_all(options: GradeOptions, exercises: list[Exercise],
-              progress: Callable[[str], None]) -> str:
+              progress: Callable[[str], None],
+              on_built: Callable[[Exercise, str], None] | None = None) -> str:
     """One parallel build of all targets, failures and all (-k 0); per-exercise results
     come from run() afterwards, which then finds little or nothing to do. Returns ninja's
-    output (head and tail), where the compilers' warnings are."""
+    output (head and tail), where the compilers' warnings are. on_built(exercise, output so
+    far) is called, from this thread, as soon as an exercise's programs have linked (ninja
+    lists a step when it ends), so that its checks can start while the rest builds."""
     if not exercises:
         return ""
     ninja = tools.find("ninja", "to build")
@@ -113,46 +116,83 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
     if options.jobs:
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
+    watch = BuildProgress(exercises, progress, on_built)
     result = proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
-                      env=compiler_env(options), output_limit=256 * 1024,
-                      on_line=BuildProgress(exercises, progress))
+                      env=compiler_env(options), output_limit=256 * 1024, on_line=watch)
+    if not result.timed_out and result.returncode in (0, 1):  # ended by itself, output whole
+        watch.ended()
     return result.output
 
 
 class BuildProgress:
     """Turns ninja's "[k/N] Linking target <exercise>_test" lines into one line per exercise
     built ("built vector_add (3 of 33, 41 s)"), and a step count now and then while the
-    shared code compiles and nothing links yet."""
+    shared code compiles and nothing links yet; tells on_built, with the output so far (for
+    the exercise's compiler warnings), when an exercise's programs are all linked."""
 
     STEP_EVERY_S = 15.0
+    KEEP_CHARS = 4 * 1024 * 1024  # of output for on_built; warnings past it go unreported
 
-    def __init__(self, exercises: list[Exercise], progress: Callable[[str], None]):
+    def __init__(self, exercises: list[Exercise], progress: Callable[[str], None],
+                 on_built: Callable[[Exercise, str], None] | None = None):
         self.progress = progress
+        self.on_built = on_built
         self.total = len(exercises)
+        self.exercises = {ex.name: ex for ex in exercises}
         self.waiting = {ex.name: set(targets(ex)) for ex in exercises}
         self.done = 0
         self.started = time.monotonic()
         self.last_report = self.started
+        self.lines: list[str] = []
+        self.kept = 0
+        # Ninja prints a step's line when the step ends, and "FAILED: <outputs>" right after
+        # it when it failed; so an exercise whose last program just linked is held here until
+        # the next line shows whether that link failed.
+        self.linked: list[str] = []
+        self.owner_of_last_step = ""  # the exercise whose program the last step linked
+        self.failed: set[str] = set()
 
     def __call__(self, line: str) -> None:
+        if self.on_built is not None and self.kept < self.KEEP_CHARS:
+            self.lines.append(line)
+            self.kept += len(line)
+        if line.startswith("FAILED:") and self.owner_of_last_step:
+            self.failed.add(self.owner_of_last_step)  # left to run(), which names the error
+        if self.linked:
+            if line.startswith("FAILED:"):
+                self.linked = []
+            else:
+                self.ended()
         step = _STEP.match(line)
         if not step:
             return
         now = time.monotonic()
         target = step.group(3).rsplit(" ", 1)[-1] if "Linking target" in line else ""
+        self.owner_of_last_step = ""
         for name, left in self.waiting.items():
             if target in left:
+                self.owner_of_last_step = name
                 left.discard(target)
                 if not left:
                     self.done += 1
                     self.last_report = now
                     self.progress(f"built {name} ({self.done} of {self.total}, "
                                   f"{now - self.started:.0f} s)")
+                    if self.on_built is not None and name not in self.failed:
+                        self.linked.append(name)
                 return
         if now - self.last_report >= self.STEP_EVERY_S:
             self.last_report = now
             self.progress(f"building: step {step.group(1)} of {step.group(2)} "
                           f"({now - self.started:.0f} s)")
+
+
+    def ended(self) -> None:
+        """The line after the last link came (or ninja ended without another): no failure
+        followed it."""
+        self.linked, ready = [], self.linked
+        for name in ready:
+            self.on_built(self.exercises[name], "\n".join(self.lines))
 
 
 _STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
@@ -164,20 +204,27 @@ def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult
     ninja = tools.find("ninja", "to build")
     result = proc.run([ninja, "-C", str(options.build_dir), *targets(ex)], BUILD_ONE_TIMEOUT_S,
                       env=compiler_env(options), output_limit=options.output_limit)
-    stage = StageResult("build", StageStatus.PASSED, duration_s=round(result.duration_s, 2))
-    if result.returncode != 0:
-        stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
-        stage.message = ("the build timed out" if result.timed_out else
-                         "compilation failed; the compiler said:")
-        stage.output, commands = compiler_errors(result.output)
-        if commands:
-            stage.details["commands"] = commands
-    else:
-        warnings = student_warnings(ex, build_log + "\n" + result.output)
-        if warnings:
-            stage.details["warnings"] = warnings
-            stage.message = (f"compiled, with {len(warnings)} compiler warning"
-                             f"{'s' if len(warnings) != 1 else ''} in your code")
+    if result.returncode == 0:
+        return linked(ex, build_log + "\n" + result.output, result.duration_s)
+    stage = StageResult("build", StageStatus.FAILED, duration_s=round(result.duration_s, 2))
+    stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
+    stage.message = ("the build timed out" if result.timed_out else
+                     "compilation failed; the compiler said:")
+    stage.output, commands = compiler_errors(result.output)
+    if commands:
+        stage.details["commands"] = commands
+    return stage
+
+
+def linked(ex: Exercise, log: str, duration_s: float = 0.0) -> StageResult:
+    """The build stage of an exercise whose programs built, with the warnings in its own
+    files that `log` (the compilers' output) holds."""
+    stage = StageResult("build", StageStatus.PASSED, duration_s=round(duration_s, 2))
+    warnings = student_warnings(ex, log)
+    if warnings:
+        stage.details["warnings"] = warnings
+        stage.message = (f"compiled, with {len(warnings)} compiler warning"
+                         f"{'s' if len(warnings) != 1 else ''} in your code")
     return stage
 
 
