@@ -9,8 +9,8 @@ output costs that exercise only.
 
 The stages up to the sanitizer are not timed, so several exercises run them at once
 (options.parallel, by default from the GPU's memory and the host's cores); a tests or
-sanitizer stage that did not pass among neighbours is run again alone, and that run is the
-verdict, so the load of other exercises (memory taken, time limits reached) never costs a
+sanitizer stage that ended among neighbours in a way they could have caused (out of time or
+memory, a crash) is run again alone, and that run is the verdict, so the load of other exercises (memory taken, time limits reached) never costs a
 student points. The benchmarks come last, one at a time, with nothing else running.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import re
 import shutil
 import time
 import threading
@@ -57,6 +58,11 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
     by_memory = MAX_PARALLEL if build_only else \
         (gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1)
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
+
+
+# How running out of GPU or host memory shows in a program's output or a case's message.
+_OUT_OF_MEMORY = re.compile(r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate",
+                            re.IGNORECASE)
 
 
 @dataclass
@@ -205,10 +211,24 @@ class Grader:
 
     @staticmethod
     def _load_may_explain(item: _Checked) -> bool:
-        """Whether the tests or sanitizer stage did not pass (the neighbours may have taken
-        the memory or the time it needed)."""
-        return any(s.name in PROGRAM_STAGES and s.status not in (
-            StageStatus.PASSED, StageStatus.SKIPPED) for s in item.stages_so_far)
+        """Whether the tests or sanitizer stage ended in a way the neighbours could have
+        caused: out of time, out of memory, a crash, an early exit, a tool that could not
+        check. A plain wrong answer or a sanitizer finding is the code's own, so it is not run
+        again (a class of skeletons would otherwise run every exercise twice, the second time
+        one after another)."""
+        for stage in item.stages_so_far:
+            if stage.name not in PROGRAM_STAGES or stage.status in (StageStatus.PASSED,
+                                                                     StageStatus.SKIPPED):
+                continue
+            if stage.status != StageStatus.FAILED:
+                return True
+            if any(c.status in (model.CaseStatus.TIMED_OUT, model.CaseStatus.CRASHED)
+                   for c in stage.cases):
+                return True
+            said = "\n".join([stage.message, stage.output] + [c.message for c in stage.cases])
+            if _OUT_OF_MEMORY.search(said):
+                return True
+        return False
 
     def _run_alone(self, item: _Checked) -> None:
         """The tests and sanitizer again, now alone; the compiled-code checks stand."""

@@ -219,3 +219,27 @@ def test_a_failed_link_is_not_started_early_and_its_build_names_the_error(course
     builds = [e for e in events(timeline) if e["who"] == "ninja" and e["event"] == "start"]
     assert [b["targets"] for b in builds[1:]] == [["ex_b_test", "ex_b_bench"]]
     assert [e.status for e in report.exercises if e.name != "ex_b"] == ["passed"] * 3
+
+
+def test_only_failures_the_neighbours_could_cause_are_run_again(course):
+    def cases(name):
+        return {"ex_a": slow(name),
+                # a wrong answer: the code's own, whoever ran beside it
+                "ex_b": [{"name": "Suite.one", "status": "failed",
+                          "message": "c[3] = 1 where 2 was expected"}],
+                # a crash may be an allocation that failed because others held the memory
+                "ex_c": [{"name": "Suite.one", "action": "segv"}],
+                "ex_d": slow(name)}[name]
+
+    grader, timeline = make_grader(course, 4, cases)
+    report = grader.run()
+
+    def test_runs(who):  # starts: a crashed run logs no end
+        return [e for e in events(timeline) if e["who"] == who and e["event"] == "start"
+                and not e["sanitizer"]]
+
+    assert len(test_runs("ex_b_test")) == 1, "a wrong answer was run again"
+    assert "among_others" not in report.exercises[1].stage("tests").details
+    assert report.exercises[1].status == "failed"
+    assert len(test_runs("ex_c_test")) == 2, "a crash among others was not run again alone"
+    assert report.exercises[2].stage("tests").details["among_others"] == "crashed"
