@@ -5,6 +5,10 @@
 #               full marks, or the stage fails naming what lost points
 #   support     build and run the support library's GPU tests (exit 77, "no GPU", fails)
 #   skeletons   grade skeletons/; every exercise must compile and earn 0 correctness points
+#   student     what one more student costs with the course already built: a copy of solutions/
+#               and one of skeletons/, every student file changed by a comment (so that it
+#               compiles again), each graded into the build directory its stage above used;
+#               the wall time and the report's phases are the detail (needs both stages on)
 #   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, a
 #               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
@@ -15,7 +19,7 @@
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
+# STUDENT=0, BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
 # FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED, PARALLEL
 # (grade --parallel N for solutions and skeletons; default: the grader's own choice). A stage
 # turned off by a knob is listed as "off" in the table.
@@ -31,7 +35,7 @@ export PYTHONUNBUFFERED=1
 STAGES=()
 status=0
 record() {  # record STAGE ok|FAILED|off DETAIL
-  STAGES+=("$(printf '%-12s %-7s %s' "$1" "$2" "$3")")
+  STAGES+=("$(printf '%-17s %-7s %s' "$1" "$2" "$3")")
   if [ "$2" = FAILED ]; then
     status=1
     echo "gpu_check: stage $1 FAILED: $3" >&2
@@ -52,6 +56,7 @@ for e in ${EXERCISES:-}; do ONLY+=(-e "$e"); done
 # At the depth of the grader's own build directories (build/grade/<name>-<hash>): ccache keys
 # on the relative paths Meson writes, so only builds at the same depth share objects.
 SOLUTIONS_BUILD=build/grade/solutions-gpu-check
+SKELETONS_BUILD=build/grade/skeletons-gpu-check
 REPORTS=()
 
 # --- solutions ------------------------------------------------------------------------------
@@ -96,7 +101,8 @@ fi
 if [ "${SKELETONS:-1}" = 1 ]; then
   echo "== skeletons"
   report="$OUT/logs/skeletons.json"
-  if $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" --json "$report" \
+  if $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" --build-dir "$SKELETONS_BUILD" \
+        --json "$report" \
         > "$OUT/logs/skeletons.txt" 2>&1 \
      && detail=$($PY scripts/check_report.py "$report" --all-compiled --no-correctness 2>&1); then
     record skeletons ok "$(echo "$detail" | head -n 1)"
@@ -107,6 +113,36 @@ if [ "${SKELETONS:-1}" = 1 ]; then
   [ -f "$report" ] && REPORTS+=("$report")
 else
   record skeletons off "SKELETONS=0"
+fi
+
+# --- one more student, the course already built ------------------------------------------------
+if [ "${STUDENT:-1}" = 1 ]; then
+  for what in solutions skeletons; do
+    build=$SOLUTIONS_BUILD; expect=--full-marks
+    [ $what = skeletons ] && { build=$SKELETONS_BUILD; expect="--all-compiled --no-correctness"; }
+    echo "== one more student: a changed copy of $what into $build"
+    if [ ! -f "$build/build.ninja" ]; then
+      record "student-$what" FAILED "no build directory $build (its stage above is off or did not configure it)"
+      continue
+    fi
+    copy=build/student-copies/$what
+    rm -rf "$copy" && mkdir -p build/student-copies && cp -r "$what" "$copy"
+    find "$copy" -name '*.cu' -exec sh -c 'echo "// a student copy" >> "$1"' _ {} \;
+    report="$OUT/logs/student-$what.json"
+    started=$(date +%s)
+    # shellcheck disable=SC2086
+    if $PY -m grader grade "$copy" "${ONLY[@]}" -q --seed "$SEED" --build-dir "$build" \
+          --json "$report" > "$OUT/logs/student-$what.txt" 2>&1 \
+       && detail=$($PY scripts/check_report.py "$report" $expect 2>&1); then
+      record "student-$what" ok "wall $(( $(date +%s) - started )) s: $($PY scripts/time_table.py "$report" | tail -n 1 | cut -d';' -f1)"
+    else
+      tail -n 20 "$OUT/logs/student-$what.txt"
+      record "student-$what" FAILED "$(echo "${detail:-grader failed, see logs/student-$what.txt}" | tr '\n' ' ' | cut -c1-300)"
+    fi
+    detail=""
+  done
+else
+  record student off "STUDENT=0"
 fi
 
 # --- batch grading of a class, stopped and resumed ------------------------------------------
@@ -158,7 +194,7 @@ tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
   if command -v ccache > /dev/null 2>&1; then
     echo "ccache: $(ccache -s 2>/dev/null | grep -E '^ *(Hits|Misses):' | tr -s ' ' | tr '\n' ' ')"
   fi
-  echo "stage        status  detail"
+  echo "stage             status  detail"
   printf '%s\n' "${STAGES[@]}"
   [ $status = 0 ] && echo "gpu_check: every stage passed" || echo "gpu_check: FAILED"
 } | tee "$OUT/summary.txt"
