@@ -152,3 +152,38 @@ def test_measured_table_chapter_skip_and_no_gpu(report_path):
     assert not any("| copy |" in line for line in lines)
     r = script("measured_table", report_path, "--chapter", "ch02")
     assert "| exercise | graded ratio" not in r.stdout and "| two |" not in r.stdout
+
+
+def test_time_table(tmp_path):
+    report = sample_report()
+    report.started_at, report.finished_at = "2025-01-01T10:00:00+00:00", "2025-01-01T10:01:40+00:00"
+    report.phases = {"configure_s": 2.0, "build_s": 30.4, "checks_s": 40.0, "benchmarks_s": 27.0}
+    seconds = {"tests": 3.0, "sanitizer": 5.5, "benchmark": 7.25, "technique": 0.5}
+    for ex in report.exercises:
+        for stage in ex.stages:
+            stage.duration_s = seconds.get(stage.name, 100.0)  # build: not in the table
+    path = tmp_path / "run.json"
+    render.write_json(report, path)
+    r = script("time_table", path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("| chapter | exercises | tests (s) | sanitizer (s) | benchmark (s) "
+                        "| technique (s) | total (s) |")
+    # Each row sums its chapter's exercises; "all" sums the rows.
+    per_chapter = {}
+    for ex in report.exercises:
+        row = per_chapter.setdefault(ex.chapter, [0, 0.0, 0.0, 0.0, 0.0])
+        row[0] += 1
+        for i, name in enumerate(("tests", "sanitizer", "benchmark", "technique"), 1):
+            row[i] += seconds[name] if ex.stage(name) else 0.0
+    for chapter, row in per_chapter.items():
+        cells = " | ".join(f"{v:.0f}" for v in row[1:])
+        assert f"| {chapter} | {row[0]} | {cells} | {sum(row[1:]):.0f} |" in lines
+    assert lines[-1].startswith("wall 100 s (configure 2 s, build 30 s, checks 40 s, "
+                                "benchmarks 27 s);")
+    assert lines[-3].startswith(f"| all | {len(report.exercises)} |")
+
+
+def test_time_table_bad_report(tmp_path):
+    r = script("time_table", tmp_path / "none.json")
+    assert r.returncode == 1 and r.stderr.startswith("time_table: ")
