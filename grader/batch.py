@@ -222,7 +222,7 @@ class Book:
         self.report_path(sid).unlink(missing_ok=True)
         self.report_path(sid).with_suffix(".html").unlink(missing_ok=True)
         write_atomically(self.failure_path(sid), json.dumps(
-            {"student": sid, "reason": reason, "at": _now()}, indent=2) + "\n")
+            {"student": sid, "reason": reason, "at": model.now()}, indent=2) + "\n")
 
     def rebuild(self, students: list[Student], exercises: list[Exercise]) -> None:
         """gradebook.csv and leaderboard.csv, from the files under reports/ alone."""
@@ -296,10 +296,6 @@ def _summarise(report: model.Report) -> Summary:
 
 def _number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
 def _duration(seconds: float) -> str:

@@ -6,6 +6,7 @@ PrairieLearn) are all views of a Report; none of them re-runs or re-derives anyt
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -51,6 +52,11 @@ class CaseStatus(StrEnum):
     NOT_RUN = "not_run"
     CRASHED = "crashed"
     TIMED_OUT = "timed_out"
+
+
+def now() -> str:
+    """The time now, as every record of the grader writes it: UTC, ISO 8601, in seconds."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass

@@ -16,7 +16,6 @@ student points. The benchmarks come last, one at a time, with nothing else runni
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import platform
 import re
@@ -42,10 +41,6 @@ GPU_MIB_PER_EXERCISE = 10 * 1024
 
 # The stages that run the student's code on the GPU before the benchmark.
 PROGRAM_STAGES = ("tests", "sanitizer")
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
@@ -91,7 +86,7 @@ class Grader:
     def run(self) -> model.Report:
         report = model.Report(
             submission=str(self.options.submission), seed=self.options.seed,
-            started_at=_now(), grader_version=__version__, gpu=self.gpu,
+            started_at=model.now(), grader_version=__version__, gpu=self.gpu,
             host=platform.node(),
             options={"build_only": self.options.build_only,
                      "sanitizer": self.options.sanitizer,
@@ -124,7 +119,7 @@ class Grader:
                           + (f" (benchmark {time.monotonic() - started:.1f} s)"
                              if item.result is None and item.ex.performance else ""))
         phase("benchmarks")
-        report.finished_at = _now()
+        report.finished_at = model.now()
         return report
 
     def grade_exercise(self, ex: Exercise) -> model.ExerciseResult:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import batch, manifest
+from grader import batch, manifest, model
 from grader.errors import GraderError
 from grader.manifest import Exercise
 from grader.stages import build, integrity, technique, tests
@@ -279,7 +279,7 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
                                                           settings.group_size)
     record = {
         "round": number,
-        "submitted_at": batch._now(),
+        "submitted_at": model.now(),
         "tasks": [[{"id": s.id, "submission": str(s.submission.resolve())} for s in task]
                   for task in tasks],
         "options": {"seed": options.seed, "exercises": selection,
@@ -353,7 +353,7 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
     ended = round_dir(out, number) / "ended" / f"{index}.json"
     outcome = {"task": index, "node": socket.gethostname(),
                "job": f"{os.environ.get('SLURM_ARRAY_JOB_ID', '?')}_{index}",
-               "started_at": batch._now(), "students": {}, "stopped_by": None}
+               "started_at": model.now(), "students": {}, "stopped_by": None}
     previous = signal.signal(signal.SIGTERM, batch.interrupt)
     try:
         for student in students:
@@ -364,7 +364,7 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
-        outcome["finished_at"] = batch._now()
+        outcome["finished_at"] = model.now()
         batch.write_atomically(ended, json.dumps(outcome, indent=2) + "\n")
     graded = all(runner.book.summary(s.id) is not None for s in students)
     return EXIT_ALL_GRADED if graded else EXIT_SOME_NOT_GRADED
@@ -435,7 +435,7 @@ def merge(out: Path, number: int, exercises: list[Exercise],
     roster_path = _roster_of(out)
     students = batch.read_roster(roster_path) if roster_path else []
     findings = {"round": number, "array_job": array_job, "states_from": source,
-                "merged_at": batch._now(), "tasks": [], "not_graded": []}
+                "merged_at": model.now(), "tasks": [], "not_graded": []}
     for index, task in enumerate(record["tasks"]):
         state = states.get(index, "UNKNOWN")
         ended = _load_json(round_dir(out, number) / "ended" / f"{index}.json")
