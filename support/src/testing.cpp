@@ -127,4 +127,54 @@ std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
   return ::testing::AssertionSuccess();
 }
 
+RecordedGraph::RecordedGraph(cudaStream_t stream,
+                             const std::function<void(cudaStream_t)>& launch) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  std::string thrown;
+  try {
+    launch(stream);
+  } catch (const std::exception& error) {
+    thrown = error.what();
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph_);
+  (void)cudaGetLastError();  // a failed capture leaves its error behind; it is reported here
+  if (!thrown.empty()) {
+    problem_ = "the launcher failed while its stream was recorded into a graph: " + thrown;
+  } else if (ended != cudaSuccess || graph_ == nullptr) {
+    problem_ = std::string("recording the launcher's work into a graph failed (") +
+               cudaGetErrorName(ended) +
+               "): it did something a recorded stream does not allow (a synchronisation, a "
+               "synchronous copy), or left a stream it forked from the given one unjoined";
+  }
+  if (graph_ == nullptr) return;
+  std::size_t total = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &total));
+  std::vector<cudaGraphNode_t> nodes(total);
+  if (total > 0) CUDA_CHECK(cudaGraphGetNodes(graph_, nodes.data(), &total));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) ++kernels_;
+    else if (type == cudaGraphNodeTypeMemset) ++memsets_;
+    else if (type == cudaGraphNodeTypeMemcpy) ++copies_;
+    else ++others_;
+  }
+}
+
+RecordedGraph::~RecordedGraph() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  if (graph_ != nullptr) cudaGraphDestroy(graph_);
+}
+
+std::string RecordedGraph::census() const {
+  return std::to_string(kernels_) + " kernel launch(es), " + std::to_string(memsets_) +
+         " memset(s), " + std::to_string(copies_) + " copy(ies) and " + std::to_string(others_) +
+         " other operation(s)";
+}
+
+void RecordedGraph::replay(cudaStream_t stream) {
+  if (exec_ == nullptr) CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+}
+
 }  // namespace course::testing

@@ -164,39 +164,6 @@ TEST(SinglePassEdge, RunsOnTheGivenStream) {
   EXPECT_TRUE(sum_is(host_sum(values), out, "sum"));
 }
 
-// A captured graph and its executable form, destroyed when the case ends.
-struct Captured {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ~Captured() {
-    if (exec != nullptr) cudaGraphExecDestroy(exec);
-    if (graph != nullptr) cudaGraphDestroy(graph);
-  }
-};
-
-// Success when the graph holds one kernel node and nothing else; otherwise says what it holds.
-::testing::AssertionResult is_one_kernel(cudaGraph_t graph) {
-  std::size_t total = 0;
-  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &total));
-  std::vector<cudaGraphNode_t> nodes(total);
-  if (total > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &total));
-  int kernels = 0, memsets = 0, copies = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    kernels += type == cudaGraphNodeTypeKernel;
-    memsets += type == cudaGraphNodeTypeMemset;
-    copies += type == cudaGraphNodeTypeMemcpy;
-  }
-  if (kernels == 1 && total == 1) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "the launcher enqueued " << kernels << " kernel launch(es), " << memsets
-         << " memset(s), " << copies << " copy(ies) and " << total - kernels - memsets - copies
-         << " other operation(s) on its stream; expected exactly one kernel and nothing else: "
-            "the last block writes the total (no second kernel) and resets the counter (no "
-            "memset)";
-}
-
 // The launcher's work recorded into a graph instead of run: the graph shows every operation it
 // enqueued. Replaying the graph runs that one kernel again and again with no host code in
 // between, which works only if the kernel itself leaves the counter at 0.
@@ -215,32 +182,22 @@ TEST(SinglePassEdge, LaunchesOneKernel) {
   GuardedOutput<long long> out(1);
   Scratch scratch;
   course::Stream stream;
-  Captured captured;
-  std::string thrown;
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-  try {
-    single_pass_reduce(in.data(), n, scratch.data(), out.data(), stream);
-  } catch (const std::exception& error) {
-    thrown = error.what();
-  }
-  const cudaError_t ended = cudaStreamEndCapture(stream, &captured.graph);
-  (void)cudaGetLastError();
-  ASSERT_TRUE(thrown.empty()) << "single_pass_reduce failed while its stream was captured into "
-                                 "a graph: "
-                              << thrown;
-  ASSERT_EQ(ended, cudaSuccess)
-      << "recording the launcher's work into a graph failed (" << cudaGetErrorName(ended)
-      << "): it did something a captured stream does not allow (a synchronisation, a "
-         "synchronous copy)";
-  ASSERT_TRUE(is_one_kernel(captured.graph));
-  CUDA_CHECK(cudaGraphInstantiate(&captured.exec, captured.graph, 0));
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
+    single_pass_reduce(in.data(), n, scratch.data(), out.data(), s);
+  });
+  ASSERT_TRUE(recorded.problem().empty()) << "single_pass_reduce: " << recorded.problem();
+  ASSERT_TRUE(recorded.kernels() == 1 && recorded.memsets() + recorded.copies() +
+                                             recorded.others() == 0)
+      << "the launcher enqueued " << recorded.census()
+      << " on its stream; expected exactly one kernel and nothing else: the last block writes "
+         "the total (no second kernel) and resets the counter (no memset)";
   for (int replay = 1; replay <= 3; ++replay) {
     const auto values = random_values(n, rng);
     in.upload(values);
     CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
     // The stream does not wait for the legacy default stream that ran the upload and memset.
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaGraphLaunch(captured.exec, stream));
+    recorded.replay(stream);
     stream.synchronize();
     EXPECT_TRUE(sum_is(host_sum(values), out,
                        "sum after replay " + std::to_string(replay) + " of the recorded kernel"));

@@ -190,6 +190,41 @@ TEST(ConcurrentKernelsEdge, RunsOnTheGivenStream) {
   tasks.expect_results(iterations, "");
 }
 
+// "Each task is one launch of its own small kernel": one kernel that runs every task in a block
+// of its own would look concurrent without using the pool at all. The call is recorded into a
+// graph instead of run (the pool's streams join the recording through the fork event), and the
+// graph's kernels counted; replaying the graph must then give every task's result.
+TEST(ConcurrentKernelsEdge, EachTaskIsALaunchOfItsOwn) {
+  const int count = 6;
+  const std::size_t n_each = 1000;
+  const int iterations = 7;
+  auto rng = course::testing::case_rng();
+  Tasks tasks(count, n_each, rng);
+  Pool pool = make_pool(4);
+  ASSERT_NE(pool, nullptr);
+  // One ordinary call first, so that one-time set-up (loading the kernel) happens outside the
+  // recording.
+  run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each, count,
+            iterations, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  // Poisoned again, so that only the replay below can write the results.
+  for (float* output : tasks.output_pointers)
+    CUDA_CHECK(cudaMemset(output, course::kPoisonByte, n_each * sizeof(float)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  course::Stream stream;
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
+    run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each,
+              count, iterations, s);
+  });
+  ASSERT_TRUE(recorded.problem().empty()) << "run_tasks: " << recorded.problem();
+  ASSERT_EQ(recorded.kernels(), count)
+      << "run_tasks(" << count << " tasks) enqueued " << recorded.census()
+      << "; each task must be one launch of its own kernel, on a stream of the pool";
+  recorded.replay(stream);
+  stream.synchronize();
+  tasks.expect_results(iterations, " after replaying the recorded call");
+}
+
 TEST(ConcurrentKernelsEdge, JoinsBeforeLaterWorkOnTheStream) {
   // Tasks long enough (about 2^17 FMA latencies each) to be still running when a copy
   // enqueued on the stream right after run_tasks would start without a join: each copy must

@@ -156,6 +156,40 @@ struct Watched {
 ::testing::AssertionResult keeps_to_stream(const std::function<void(cudaStream_t)>& launch,
                                            const std::vector<Watched>& watched);
 
+// What a launcher enqueued, recorded into a graph instead of run (stream capture, relaxed mode:
+// streams it forks from the captured one with events are recorded too, and their joins become
+// edges). Owns the graph and its instantiation.
+class RecordedGraph {
+ public:
+  // Records what `launch(stream)` enqueues on `stream`, which must be a stream of the caller's
+  // (not the legacy default stream). An exception from `launch` ends the capture and is kept
+  // in problem(), as is a capture that could not end (a synchronisation, a synchronous copy,
+  // a forked stream never joined back).
+  RecordedGraph(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch);
+  ~RecordedGraph();
+  RecordedGraph(const RecordedGraph&) = delete;
+  RecordedGraph& operator=(const RecordedGraph&) = delete;
+
+  // Empty when the launcher's work was recorded; else what went wrong, in a sentence.
+  const std::string& problem() const { return problem_; }
+  cudaGraph_t graph() const { return graph_; }
+  // The graph's nodes by kind.
+  int kernels() const { return kernels_; }
+  int memsets() const { return memsets_; }
+  int copies() const { return copies_; }
+  int others() const { return others_; }
+  // "3 kernel launch(es), 1 memset(s), 0 copy(ies) and 0 other operation(s)".
+  std::string census() const;
+  // Runs the recorded work again on `stream` (instantiated on first use).
+  void replay(cudaStream_t stream);
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  std::string problem_;
+  int kernels_ = 0, memsets_ = 0, copies_ = 0, others_ = 0;
+};
+
 // Sizes that catch indexing bugs (after CUB's tests): 1, below, at and above a warp and a
 // block, primes, and a value over a million that is not a multiple of anything convenient.
 std::vector<std::size_t> adversarial_sizes();
