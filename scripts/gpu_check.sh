@@ -59,20 +59,29 @@ SOLUTIONS_BUILD=build/grade/solutions-gpu-check
 SKELETONS_BUILD=build/grade/skeletons-gpu-check
 REPORTS=()
 
+# grade_stage STAGE SUBMISSION BUILD_DIR SEED CHECK_ARGS...: grades SUBMISSION into BUILD_DIR
+# (report and log logs/STAGE.json and .txt), checks the report with check_report.py CHECK_ARGS
+# and records the stage, its detail being the check's first line and the grade's wall time
+# and phases.
+grade_stage() {
+  local stage=$1 submission=$2 build_dir=$3 seed=$4 detail=""
+  shift 4
+  local report="$OUT/logs/$stage.json" log="$OUT/logs/$stage.txt"
+  if $PY -m grader grade "$submission" "${ONLY[@]}" -q --seed "$seed" --build-dir "$build_dir" \
+        --json "$report" > "$log" 2>&1 \
+     && detail=$($PY scripts/check_report.py "$report" "$@" 2>&1); then
+    record "$stage" ok "$(echo "$detail" | head -n 1); $($PY scripts/time_table.py "$report" | tail -n 1 | cut -d';' -f1)"
+  else
+    tail -n 20 "$log"
+    record "$stage" FAILED "$(echo "${detail:-grader failed, see logs/$stage.txt}" | tr '\n' ' ' | cut -c1-300)"
+  fi
+}
+
 # --- solutions ------------------------------------------------------------------------------
 for i in $(seq 1 "$RUNS"); do
   echo "== solutions, run $i (seed $((SEED + i)))"
-  report="$OUT/logs/solutions-$i.json"
-  if $PY -m grader grade solutions "${ONLY[@]}" -q --seed $((SEED + i)) \
-        --build-dir "$SOLUTIONS_BUILD" --json "$report" > "$OUT/logs/solutions-$i.txt" 2>&1 \
-     && detail=$($PY scripts/check_report.py "$report" --full-marks 2>&1); then
-    record "solutions-$i" ok "$(echo "$detail" | head -n 1)"
-  else
-    tail -n 20 "$OUT/logs/solutions-$i.txt"
-    record "solutions-$i" FAILED "$(echo "${detail:-grader failed, see logs/solutions-$i.txt}" | tr '\n' ' ' | cut -c1-300)"
-  fi
-  [ -f "$report" ] && REPORTS+=("$report")
-  detail=""
+  grade_stage "solutions-$i" solutions "$SOLUTIONS_BUILD" $((SEED + i)) --full-marks
+  [ -f "$OUT/logs/solutions-$i.json" ] && REPORTS+=("$OUT/logs/solutions-$i.json")
 done
 
 # --- support library GPU tests ----------------------------------------------------------------
@@ -100,17 +109,8 @@ fi
 # --- skeletons ----------------------------------------------------------------------------
 if [ "${SKELETONS:-1}" = 1 ]; then
   echo "== skeletons"
-  report="$OUT/logs/skeletons.json"
-  if $PY -m grader grade skeletons "${ONLY[@]}" -q --seed "$SEED" --build-dir "$SKELETONS_BUILD" \
-        --json "$report" \
-        > "$OUT/logs/skeletons.txt" 2>&1 \
-     && detail=$($PY scripts/check_report.py "$report" --all-compiled --no-correctness 2>&1); then
-    record skeletons ok "$(echo "$detail" | head -n 1)"
-  else
-    tail -n 20 "$OUT/logs/skeletons.txt"
-    record skeletons FAILED "$(echo "${detail:-grader failed, see logs/skeletons.txt}" | tr '\n' ' ' | cut -c1-300)"
-  fi
-  [ -f "$report" ] && REPORTS+=("$report")
+  grade_stage skeletons skeletons "$SKELETONS_BUILD" "$SEED" --all-compiled --no-correctness
+  [ -f "$OUT/logs/skeletons.json" ] && REPORTS+=("$OUT/logs/skeletons.json")
 else
   record skeletons off "SKELETONS=0"
 fi
@@ -118,8 +118,8 @@ fi
 # --- one more student, the course already built ------------------------------------------------
 if [ "${STUDENT:-1}" = 1 ]; then
   for what in solutions skeletons; do
-    build=$SOLUTIONS_BUILD; expect=--full-marks
-    [ $what = skeletons ] && { build=$SKELETONS_BUILD; expect="--all-compiled --no-correctness"; }
+    build=$SOLUTIONS_BUILD; expect=(--full-marks)
+    [ $what = skeletons ] && { build=$SKELETONS_BUILD; expect=(--all-compiled --no-correctness); }
     echo "== one more student: a changed copy of $what into $build"
     if [ ! -f "$build/build.ninja" ]; then
       record "student-$what" FAILED "no build directory $build (its stage above is off or did not configure it)"
@@ -128,18 +128,7 @@ if [ "${STUDENT:-1}" = 1 ]; then
     copy=build/student-copies/$what
     rm -rf "$copy" && mkdir -p build/student-copies && cp -r "$what" "$copy"
     find "$copy" -name '*.cu' -exec sh -c 'echo "// a student copy" >> "$1"' _ {} \;
-    report="$OUT/logs/student-$what.json"
-    started=$(date +%s)
-    # shellcheck disable=SC2086
-    if $PY -m grader grade "$copy" "${ONLY[@]}" -q --seed "$SEED" --build-dir "$build" \
-          --json "$report" > "$OUT/logs/student-$what.txt" 2>&1 \
-       && detail=$($PY scripts/check_report.py "$report" $expect 2>&1); then
-      record "student-$what" ok "wall $(( $(date +%s) - started )) s: $($PY scripts/time_table.py "$report" | tail -n 1 | cut -d';' -f1)"
-    else
-      tail -n 20 "$OUT/logs/student-$what.txt"
-      record "student-$what" FAILED "$(echo "${detail:-grader failed, see logs/student-$what.txt}" | tr '\n' ' ' | cut -c1-300)"
-    fi
-    detail=""
+    grade_stage "student-$what" "$copy" "$build" "$SEED" "${expect[@]}"
   done
 else
   record student off "STUDENT=0"
