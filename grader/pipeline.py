@@ -10,8 +10,8 @@ output costs that exercise only.
 The stages up to the sanitizer are not timed, so several exercises run them at once
 (options.parallel, by default from the GPU's memory and the host's cores); a tests or
 sanitizer stage that ended among neighbours in a way they could have caused (out of time or
-memory, a crash) is run again alone, and that run is the verdict, so the load of other exercises (memory taken, time limits reached) never costs a
-student points. The benchmarks come last, one at a time, with nothing else running.
+memory, a crash) is run again alone, and that run is the verdict, so the load of other
+exercises never costs a student points. The benchmarks come last, one at a time, with nothing else running.
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class Grader:
 
     def _build_and_check_all(self, workers: int, built: Callable[[], None]) -> list[_Checked]:
         """The one build of every exercise, then every exercise through the untimed stages,
-        `workers` at a time, in roster order; then the tests and sanitizer runs that did not
-        pass among neighbours, again alone. With several workers, an exercise's checks start
+        `workers` at a time, in roster order; then the tests and sanitizer runs that ended in
+        a way the neighbours could have caused, again alone (_load_may_explain). With several workers, an exercise's checks start
         as soon as its programs have linked, while the rest still builds. built() is called
         when the build has ended."""
         total = len(self.exercises)

@@ -120,7 +120,7 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
     result = proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
                       env=compiler_env(options), output_limit=256 * 1024, on_line=watch)
     if not result.timed_out and result.returncode in (0, 1):  # ended by itself, output whole
-        watch.ended()
+        watch.release_linked()
     return result.output
 
 
@@ -156,13 +156,12 @@ class BuildProgress:
         if self.on_built is not None and self.kept < self.KEEP_CHARS:
             self.lines.append(line)
             self.kept += len(line)
-        if line.startswith("FAILED:") and self.owner_of_last_step:
-            self.failed.add(self.owner_of_last_step)  # left to run(), which names the error
-        if self.linked:
-            if line.startswith("FAILED:"):
-                self.linked = []
-            else:
-                self.ended()
+        if line.startswith("FAILED:"):
+            if self.owner_of_last_step:
+                self.failed.add(self.owner_of_last_step)  # left to run(), which names the error
+            self.linked = []
+        elif self.linked:
+            self.release_linked()
         step = _STEP.match(line)
         if not step:
             return
@@ -186,10 +185,9 @@ class BuildProgress:
             self.progress(f"building: step {step.group(1)} of {step.group(2)} "
                           f"({now - self.started:.0f} s)")
 
-
-    def ended(self) -> None:
-        """The line after the last link came (or ninja ended without another): no failure
-        followed it."""
+    def release_linked(self) -> None:
+        """Hands the exercises held after their last link to on_built: the next line came (or
+        ninja ended without one), and it was not a failure."""
         self.linked, ready = [], self.linked
         for name in ready:
             self.on_built(self.exercises[name], "\n".join(self.lines))
@@ -206,8 +204,8 @@ def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult
                       env=compiler_env(options), output_limit=options.output_limit)
     if result.returncode == 0:
         return linked(ex, build_log + "\n" + result.output, result.duration_s)
-    stage = StageResult("build", StageStatus.FAILED, duration_s=round(result.duration_s, 2))
-    stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED
+    stage = StageResult("build", StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED,
+                        duration_s=round(result.duration_s, 2))
     stage.message = ("the build timed out" if result.timed_out else
                      "compilation failed; the compiler said:")
     stage.output, commands = compiler_errors(result.output)
