@@ -55,9 +55,12 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
 
 
-# How running out of GPU or host memory shows in a program's output or a case's message.
-_OUT_OF_MEMORY = re.compile(r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate",
-                            re.IGNORECASE)
+# Failures whose message shows a cause the neighbours share: running out of GPU or host memory,
+# and the course's leak checks, which compare the device's free memory before and after a call
+# (other programs allocating in between make a clean call look leaky).
+_NEIGHBOURS_MAY_CAUSE = re.compile(
+    r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate"
+    r"|device memory leaked|less free device memory", re.IGNORECASE)
 
 
 @dataclass
@@ -207,8 +210,8 @@ class Grader:
     @staticmethod
     def _load_may_explain(item: _Checked) -> bool:
         """Whether the tests or sanitizer stage ended in a way the neighbours could have
-        caused: out of time, out of memory, a crash, an early exit, a tool that could not
-        check. A plain wrong answer or a sanitizer finding is the code's own, so it is not run
+        caused: out of time, out of memory, a leak check, a crash, an early exit, a tool that
+        could not check. A plain wrong answer or a sanitizer finding is the code's own, so it is not run
         again (a class of skeletons would otherwise run every exercise twice, the second time
         one after another)."""
         for stage in item.stages_so_far:
@@ -221,7 +224,7 @@ class Grader:
                    for c in stage.cases):
                 return True
             said = "\n".join([stage.message, stage.output] + [c.message for c in stage.cases])
-            if _OUT_OF_MEMORY.search(said):
+            if _NEIGHBOURS_MAY_CAUSE.search(said):
                 return True
         return False
 

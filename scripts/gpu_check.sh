@@ -19,7 +19,8 @@
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# STUDENT=0, BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
+# STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
+# stage grades), BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
 # FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED, PARALLEL
 # (grade --parallel N for solutions and skeletons; default: the grader's own choice). A stage
 # turned off by a knob is listed as "off" in the table.
@@ -117,7 +118,7 @@ fi
 
 # --- one more student, the course already built ------------------------------------------------
 if [ "${STUDENT:-1}" = 1 ]; then
-  for what in solutions skeletons; do
+  for what in ${STUDENT_OF:-solutions skeletons}; do
     build=$SOLUTIONS_BUILD; expect=(--full-marks)
     [ $what = skeletons ] && { build=$SKELETONS_BUILD; expect=(--all-compiled --no-correctness); }
     echo "== one more student: a changed copy of $what into $build"

@@ -19,7 +19,9 @@ __global__ void __launch_bounds__(kThreads)
     stencil_constant_kernel(const float* __restrict__ in, float* __restrict__ out, int n) {
   // TODO: Stage in[first - R, first + kTile + R) of this block's tile (first =
   //       blockIdx.x * kTile, 64-bit arithmetic) in a __shared__ array, 0 where the index lies
-  //       outside [0, n); __syncthreads(); then each thread computes the outputs first + e
+  //       outside [0, n), each thread loading its kOutputsPerThread tile elements in an
+  //       unrolled loop (all loads in flight at once) and the first 2R threads the halos;
+  //       __syncthreads(); then each thread computes the outputs first + e
   //       (e = threadIdx.x + k * kThreads, k < kOutputsPerThread) that lie below n:
   //       sum = fmaf(c_coefficients[d + R], tile[e + R + d], sum) for d = -R .. R, where
   //       R = kStencilConstantRadius.

@@ -21,7 +21,9 @@ __global__ void __launch_bounds__(kThreads)
     stencil_constant_kernel(const float* __restrict__ in, float* __restrict__ out, int n) {
   // @begin-solution: Stage in[first - R, first + kTile + R) of this block's tile (first =
   // @hint: blockIdx.x * kTile, 64-bit arithmetic) in a __shared__ array, 0 where the index lies
-  // @hint: outside [0, n); __syncthreads(); then each thread computes the outputs first + e
+  // @hint: outside [0, n), each thread loading its kOutputsPerThread tile elements in an
+  // @hint: unrolled loop (all loads in flight at once) and the first 2R threads the halos;
+  // @hint: __syncthreads(); then each thread computes the outputs first + e
   // @hint: (e = threadIdx.x + k * kThreads, k < kOutputsPerThread) that lie below n:
   // @hint: sum = fmaf(c_coefficients[d + R], tile[e + R + d], sum) for d = -R .. R, where
   // @hint: R = kStencilConstantRadius.
@@ -29,7 +31,18 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float tile[kTile + 2 * kR];
   const long long first = static_cast<long long>(blockIdx.x) * kTile;
 
-  for (int e = threadIdx.x; e < kTile + 2 * kR; e += kThreads) {
+  // The tile: kOutputsPerThread independent loads per thread, unrolled so that all of them are
+  // in flight at once (a rolled loop waits for each load before issuing the next, which caps
+  // the bandwidth on a GPU with more of it: 0.74x copy on an H200).
+#pragma unroll
+  for (int k = 0; k < kOutputsPerThread; ++k) {
+    const int e = threadIdx.x + k * kThreads;
+    const long long g = first + e;
+    tile[e + kR] = g < n ? in[g] : 0.0f;
+  }
+  // The halos: kR elements on each side, one per thread of the first 2 * kR.
+  if (threadIdx.x < 2 * kR) {
+    const int e = threadIdx.x < kR ? threadIdx.x : kTile + threadIdx.x;
     const long long g = first - kR + e;
     tile[e] = (g >= 0 && g < n) ? in[g] : 0.0f;
   }

@@ -63,6 +63,13 @@ std::vector<std::size_t> written(const unsigned char* zone, std::size_t elements
   return ::testing::AssertionFailure() << out.str();
 }
 
+void wait_for_setup() { CUDA_CHECK(cudaStreamSynchronize(nullptr)); }
+
+void fill_device_bytes(void* device, int value, std::size_t bytes) {
+  CUDA_CHECK(cudaMemset(device, value, bytes));
+  wait_for_setup();
+}
+
 std::vector<std::size_t> adversarial_sizes() {
   return {1, 7, 31, 32, 33, 65, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025,
           4097, 65537, 1000003};

@@ -357,7 +357,7 @@ TEST(FillHashed, DeviceValuesEqualTheHostFunctions) {
     course::DeviceBuffer<float> floats(n + 1), ranged(n + 1);
     for (auto* bytes : {static_cast<void*>(ints.data()), static_cast<void*>(uints.data()),
                         static_cast<void*>(floats.data()), static_cast<void*>(ranged.data())})
-      CUDA_CHECK(cudaMemset(bytes, course::kPoisonByte, (n + 1) * 4));
+      course::testing::fill_device_bytes(bytes, course::kPoisonByte, (n + 1) * 4);
     course::Stream stream;
     course::fill_hashed(ints.data(), n, seed, stream);
     course::fill_hashed(uints.data(), n, seed, stream);

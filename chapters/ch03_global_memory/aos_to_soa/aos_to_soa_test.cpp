@@ -80,6 +80,7 @@ void upload_fields(ParticlesSoA soa, const std::vector<Particle>& particles) {
   for (int f = 0; f < 8; ++f)
     CUDA_CHECK(cudaMemcpy(fields[f], field_of(particles, f).data(),
                           particles.size() * sizeof(float), cudaMemcpyHostToDevice));
+  course::testing::wait_for_setup();
 }
 
 // What drift_soa leaves in x (field 0) or y (field 1).

@@ -91,6 +91,7 @@ TEST(DeviceSymbols, AddressSeesTheSameMemory) {
   const auto fresh = course::random_floats(kCoefficientCount, -1.f, 1.f, rng);
   CUDA_CHECK(cudaMemcpy(address, fresh.data(), kCoefficientCount * sizeof(float),
                         cudaMemcpyHostToDevice));
+  course::testing::wait_for_setup();
   auto back = nan_filled(kCoefficientCount);
   get_coefficients(back.data(), 0, kCoefficientCount);
   EXPECT_TRUE(course::testing::equal(fresh, back, {{}, "symbol after a write through the pointer"}));

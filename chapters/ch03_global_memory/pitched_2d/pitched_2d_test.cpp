@@ -47,7 +47,7 @@ TEST(Pitched2D, UploadDownloadRoundTrips) {
   Owned owned(w, h);
   ASSERT_NE(owned.p.ptr, nullptr);
   ASSERT_GE(owned.p.pitch_bytes, w * sizeof(float));
-  CUDA_CHECK(cudaMemset(owned.p.ptr, course::kPoisonByte, owned.p.pitch_bytes * h));
+  course::testing::fill_device_bytes(owned.p.ptr, course::kPoisonByte, owned.p.pitch_bytes * h);
   pitched_upload(owned.p, values.data(), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   // Row r must start at r * pitch: read the rows straight from the device.
@@ -78,7 +78,7 @@ void check_mirror_sum(int w, int h) {
   // Upload with the course's own cudaMemcpy2D, so this case tests the kernel alone.
   CUDA_CHECK(cudaMemcpy2D(in.p.ptr, in.p.pitch_bytes, values.data(), w * sizeof(float),
                           w * sizeof(float), h, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(out.p.ptr, course::kPoisonByte, out.p.pitch_bytes * h));
+  course::testing::fill_device_bytes(out.p.ptr, course::kPoisonByte, out.p.pitch_bytes * h);
   mirror_sum(in.p, out.p, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
 
@@ -131,10 +131,11 @@ std::vector<float> packed_rows(const Pitched& p) {
 void upload_rows(const Pitched& p, const std::vector<float>& rows) {
   CUDA_CHECK(cudaMemcpy2D(p.ptr, p.pitch_bytes, rows.data(), p.width * sizeof(float),
                           p.width * sizeof(float), p.height, cudaMemcpyHostToDevice));
+  course::testing::wait_for_setup();
 }
 
 void poison_allocation(const Pitched& p) {
-  CUDA_CHECK(cudaMemset(p.ptr, course::kPoisonByte, p.pitch_bytes * p.height));
+  course::testing::fill_device_bytes(p.ptr, course::kPoisonByte, p.pitch_bytes * p.height);
 }
 
 // The whole allocation of p, padding included, for keeps_to_stream to watch.

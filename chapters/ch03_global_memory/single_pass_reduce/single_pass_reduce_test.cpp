@@ -30,7 +30,7 @@ std::vector<int> random_values(std::size_t n, std::mt19937_64& rng) {
 class Scratch {
  public:
   Scratch() {
-    CUDA_CHECK(cudaMemset(words_.data(), 0, single_pass_scratch_bytes()));
+    course::testing::fill_device_bytes(words_.data(), 0, single_pass_scratch_bytes());
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   void* data() { return words_.data(); }
@@ -120,7 +120,7 @@ TEST(SinglePassEdge, ReusesTheScratchAcrossSizes) {
     ++call;
     const auto values = random_values(n, rng);
     GuardedInput<int> in(values);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, sizeof(long long));
     single_pass_reduce(in.data(), n, scratch.data(), out.data(), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(sum_is(host_sum(values), out,
@@ -141,7 +141,7 @@ TEST(SinglePassEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call", "third call"}) {
     const auto values = random_values(n, rng);
     in.upload(values);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, sizeof(long long));
     single_pass_reduce(in.data(), n, scratch.data(), out.data(), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(sum_is(host_sum(values), out, "sum after the " + call));
@@ -194,7 +194,7 @@ TEST(SinglePassEdge, LaunchesOneKernel) {
   for (int replay = 1; replay <= 3; ++replay) {
     const auto values = random_values(n, rng);
     in.upload(values);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, sizeof(long long)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, sizeof(long long));
     // The stream does not wait for the legacy default stream that ran the upload and memset.
     CUDA_CHECK(cudaDeviceSynchronize());
     recorded.replay(stream);

@@ -107,7 +107,7 @@ TEST(AatEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, A refilled"}) {
     const auto a_host = course::random_floats(a.size(), -1.f, 1.f, rng);
     a.upload(a_host);
-    CUDA_CHECK(cudaMemset(c.data(), course::kPoisonByte, c.size() * sizeof(float)));
+    course::testing::fill_device_bytes(c.data(), course::kPoisonByte, c.size() * sizeof(float));
     aat(a.data(), c.data(), d.m, d.k, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(

@@ -117,7 +117,7 @@ TEST(AsyncCopyEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(n, -1.f, 1.f, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     async_copy(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(async_copy_reference(in_host, 0, n), out.download(),

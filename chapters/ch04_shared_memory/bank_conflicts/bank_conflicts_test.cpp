@@ -133,7 +133,7 @@ void check_calls_again(Shape s) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(in.size(), -1.f, 1.f, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     launch(s, in.data(), out.data(), kTiles, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(

@@ -129,7 +129,7 @@ void check_calls_again(Launch launch, Reference reference, const std::string& wh
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_ints(n, INT_MIN, INT_MAX, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(T)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(T));
     launch(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(reference(in_host), out.download(),

@@ -122,7 +122,7 @@ TEST(HistogramEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = make_values(c, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(bins.data(), course::kPoisonByte, bins.size() * sizeof(unsigned)));
+    course::testing::fill_device_bytes(bins.data(), course::kPoisonByte, bins.size() * sizeof(unsigned));
     histogram(in.data(), c.n, bins.data(), c.num_bins, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(host_histogram(in_host, c.num_bins), bins.download(),

@@ -170,7 +170,7 @@ TEST(ConstantBroadcastEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, x refilled"}) {
     const auto x = course::random_floats(n, 0.0f, 1.0f, rng);
     in.upload(x);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     constant_broadcast(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, x), out.download(),

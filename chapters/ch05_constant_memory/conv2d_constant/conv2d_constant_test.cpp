@@ -155,7 +155,7 @@ TEST(Conv2dConstantEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(in.size(), -1.f, 1.f, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     conv2d_constant(in.data(), out.data(), c.width, c.height, c.radius, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(

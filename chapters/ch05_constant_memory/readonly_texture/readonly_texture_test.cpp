@@ -120,7 +120,7 @@ TEST(ReadonlyGatherEdge, CallsAgainWithNewInputs) {
     const auto indices_host = course::random_ints(n, 0, n - 1, rng);
     src.upload(src_host);
     indices.upload(indices_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     readonly_gather(src.data(), indices.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(readonly_gather_reference(src_host, indices_host),
@@ -294,7 +294,7 @@ TEST(TextureResampleEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, image refilled"}) {
     const auto image_host = random_image(kShapes, rng);
     image.upload(image_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     resample(image.data(), kShapes, out.data(), ResampleAddress::kClamp, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(matches_reference(image_host, kShapes, ResampleAddress::kClamp, out))

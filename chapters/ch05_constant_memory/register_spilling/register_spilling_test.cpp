@@ -209,7 +209,7 @@ TEST(RegisterSpillingEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(in.size(), -1000.f, 1000.f, rng);
     in.upload(in_host);
-    CUDA_CHECK(cudaMemset(out.data(), course::kPoisonByte, out.size() * sizeof(float)));
+    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
     median_filter_5x5(in.data(), out.data(), kRows, kCols, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(register_spilling_reference(in_host, kRows, kCols),

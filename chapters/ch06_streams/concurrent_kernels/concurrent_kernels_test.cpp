@@ -209,7 +209,7 @@ TEST(ConcurrentKernelsEdge, EachTaskIsALaunchOfItsOwn) {
   CUDA_CHECK(cudaDeviceSynchronize());
   // Poisoned again, so that only the replay below can write the results.
   for (float* output : tasks.output_pointers)
-    CUDA_CHECK(cudaMemset(output, course::kPoisonByte, n_each * sizeof(float)));
+    course::testing::fill_device_bytes(output, course::kPoisonByte, n_each * sizeof(float));
   CUDA_CHECK(cudaDeviceSynchronize());
   course::Stream stream;
   course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {

@@ -36,6 +36,7 @@ class OwnedGraph {
 void upload(float* device, const std::vector<float>& host) {
   CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(float),
                         cudaMemcpyHostToDevice));
+  course::testing::wait_for_setup();
 }
 
 // Values in [-1, 1], where step_update keeps them.

@@ -64,8 +64,13 @@ class DeviceBuffer : public detail::OwnedArray<T, cudaFree> {
   void upload(const T* host, std::size_t count) {
     if (count > this->size())
       throw std::out_of_range("DeviceBuffer::upload: more elements than fit");
-    if (count > 0)
+    if (count > 0) {
       CUDA_CHECK(cudaMemcpy(this->data(), host, count * sizeof(T), cudaMemcpyHostToDevice));
+      // From pageable memory cudaMemcpy may return before the data has landed, and the
+      // default stream it went on orders nothing on a non-blocking stream: a kernel there could
+      // read the old contents. Seen on an H200 with other programs sharing the GPU.
+      CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    }
   }
   std::vector<T> download() const {
     std::vector<T> host(this->size());
@@ -74,7 +79,12 @@ class DeviceBuffer : public detail::OwnedArray<T, cudaFree> {
     return host;
   }
   void fill_bytes(unsigned char value) {
-    if (this->size() > 0) CUDA_CHECK(cudaMemset(this->data(), value, this->bytes()));
+    if (this->size() > 0) {
+      CUDA_CHECK(cudaMemset(this->data(), value, this->bytes()));
+      // cudaMemset is asynchronous: without the wait, a poison fill could land after a kernel
+      // on a non-blocking stream had written its output.
+      CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    }
   }
 };
 

@@ -39,6 +39,15 @@ template <class T>
   return as_assertion(compare_close(expected, actual, tolerance, options));
 }
 
+// cudaMemset, and cudaMemcpy from pageable host memory, may return before the device has done
+// them, on the legacy default stream, which orders nothing on a non-blocking stream. A test
+// waits for such set-up before the call under test; otherwise, with other programs sharing the
+// GPU, the call can read stale input or have its output poisoned after writing it.
+void wait_for_setup();
+
+// cudaMemset of `bytes` bytes at `device`, then wait_for_setup().
+void fill_device_bytes(void* device, int value, std::size_t bytes);
+
 // An output buffer already poisoned, so elements the kernel never writes are caught.
 template <class T>
 DeviceBuffer<T> poisoned_output(std::size_t count) {
