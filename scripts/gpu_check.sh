@@ -9,6 +9,10 @@
 #               and one of skeletons/, every student file changed by a comment (so that it
 #               compiles again), each graded into the build directory its stage above used;
 #               the wall time and the report's phases are the detail (needs both stages on)
+#   incremental scripts/incremental_times.py: every exercise of INCREMENTAL_CHAPTERS (default
+#               ch01-ch04) changed by a comment in a copy of solutions/ and graded alone into the
+#               solutions' build directory, as a student re-grading one exercise; each must keep
+#               full marks within INCREMENTAL_LIMIT_S seconds (default 20), wall time included
 #   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, a
 #               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
@@ -20,10 +24,11 @@
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
 # STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
-# stage grades), BATCH=0, PYTEST=0, FIXTURES (fixture names, comma-separated, in the order to grade; default all),
-# FIXTURE_RUNS (grade the fixtures that many times in a row; default 1), SEED, PARALLEL
-# (grade --parallel N for solutions and skeletons; default: the grader's own choice). A stage
-# turned off by a knob is listed as "off" in the table.
+# stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, BATCH=0, PYTEST=0,
+# FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
+# (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
+# for solutions and skeletons; default: the grader's own choice). A stage turned off by a knob
+# is listed as "off" in the table.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-check}
@@ -133,6 +138,25 @@ if [ "${STUDENT:-1}" = 1 ]; then
   done
 else
   record student off "STUDENT=0"
+fi
+
+# --- incremental: one exercise changed, graded alone -------------------------------------------
+if [ "${INCREMENTAL:-1}" = 1 ]; then
+  echo "== incremental (each exercise of ${INCREMENTAL_CHAPTERS:-ch01 ch02 ch03 ch04} changed and graded alone)"
+  copy=build/student-copies/incremental
+  rm -rf "$copy" && mkdir -p build/student-copies && cp -r solutions "$copy"
+  # INCREMENTAL_CHAPTERS is a list of chapter prefixes, word-split on purpose.
+  # shellcheck disable=SC2086
+  if $PY scripts/incremental_times.py "$copy" "$SOLUTIONS_BUILD" --seed "$SEED" \
+        --chapters ${INCREMENTAL_CHAPTERS:-ch01 ch02 ch03 ch04} \
+        --limit "${INCREMENTAL_LIMIT_S:-20}" > "$OUT/logs/incremental.txt" 2>&1; then
+    record incremental ok "$(grep '^slowest:' "$OUT/logs/incremental.txt")"
+  else
+    tail -n 20 "$OUT/logs/incremental.txt"
+    record incremental FAILED "$( (grep '^slowest:' "$OUT/logs/incremental.txt"; grep '^incremental_times:' "$OUT/logs/incremental.txt") | tr '\n' ' ' | cut -c1-300)"
+  fi
+else
+  record incremental off "INCREMENTAL=0"
 fi
 
 # --- batch grading of a class, stopped and resumed ------------------------------------------

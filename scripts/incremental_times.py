@@ -1,0 +1,112 @@
+"""What a student waits for after changing one exercise: for every exercise of the chapters
+asked, a comment is appended to its file in SUBMISSION (a copy the caller owns) and that
+exercise alone is graded again into BUILD_DIR, as a student's `grade -e NAME` would. Those
+exercises are built first, untimed, when BUILD_DIR has not been configured. Prints one row per
+exercise (wall seconds from starting the grader to its exit, points, the report's phases), then
+the slowest. Exit status 1 when an exercise took longer than --limit seconds or lost points (with
+--build-only: did not compile), 2 on bad arguments.
+
+    python3 scripts/incremental_times.py SUBMISSION BUILD_DIR [--chapters ch01 ch02]
+        [--exercises NAME ...] [--limit 20] [--seed N] [--json-dir DIR] [--build-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def exercises(chapters: list[str], names: list[str] | None) -> list[dict]:
+    listed = subprocess.run([sys.executable, "-m", "grader", "list", "--json"], cwd=ROOT,
+                            capture_output=True, text=True, check=True)
+    return [ex for ex in json.loads(listed.stdout)
+            if any(ex["chapter"].startswith(c) for c in chapters)
+            and (names is None or ex["name"] in names)]
+
+
+def grade(submission: Path, build_dir: Path, names: list[str], args, report: Path):
+    command = [sys.executable, "-m", "grader", "grade", str(submission), "-q",
+               "--seed", str(args.seed), "--build-dir", str(build_dir), "--json", str(report)]
+    for name in names:
+        command += ["-e", name]
+    if args.build_only:
+        command.append("--build-only")
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("submission", type=Path)
+    parser.add_argument("build_dir", type=Path)
+    parser.add_argument("--chapters", nargs="+", default=["ch01", "ch02", "ch03", "ch04"])
+    parser.add_argument("--exercises", nargs="+", default=None, help="only these exercises")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build without running (the timing of a machine without a GPU)")
+    parser.add_argument("--limit", type=float, default=20.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json-dir", type=Path, default=None,
+                        help="keep each exercise's report here")
+    args = parser.parse_args()
+    if not args.submission.is_dir():
+        print(f"incremental_times: no submission folder {args.submission}", file=sys.stderr)
+        return 2
+    chosen = exercises(args.chapters, args.exercises)
+    if not chosen:
+        print(f"incremental_times: no exercise in {' '.join(args.chapters)}", file=sys.stderr)
+        return 2
+    if args.json_dir:
+        args.json_dir.mkdir(parents=True, exist_ok=True)
+    args.build_dir.mkdir(parents=True, exist_ok=True)
+    if not (args.build_dir / "build.ninja").is_file():
+        first = grade(args.submission, args.build_dir, [ex["name"] for ex in chosen],
+                      argparse.Namespace(seed=args.seed, build_only=True),
+                      args.build_dir / "incremental-first-build.json")
+        if first.returncode != 0:
+            print(f"incremental_times: the first build failed:\n{first.stdout[-2000:]}",
+                  file=sys.stderr)
+            return 1
+    rows, problems = [], []
+    for ex in chosen:
+        student_file = args.submission / ex["chapter"] / ex["files"][0]
+        if not student_file.is_file():
+            problems.append(f"{ex['name']}: no {student_file}")
+            continue
+        with student_file.open("a") as f:
+            f.write("// changed again\n")
+        report = (args.json_dir or args.build_dir) / f"incremental-{ex['name']}.json"
+        started = time.monotonic()
+        done = grade(args.submission, args.build_dir, [ex["name"]], args, report)
+        wall = time.monotonic() - started
+        try:
+            graded = json.loads(report.read_text())
+            points, most = graded["score"], graded["max_score"]
+            phases = ", ".join(f"{k.removesuffix('_s')} {v:.1f}"
+                               for k, v in graded.get("phases", {}).items())
+        except (OSError, ValueError, KeyError):
+            points, most, phases = 0.0, 0.0, f"no report (exit {done.returncode})"
+        rows.append((ex["name"], wall, points, most, phases))
+        print(f"{ex['name']:40s} {wall:6.1f} s  {points:g}/{most:g}  ({phases})", flush=True)
+        if wall > args.limit:
+            problems.append(f"{ex['name']}: {wall:.1f} s, over {args.limit:g} s")
+        if args.build_only:
+            if done.returncode != 0:
+                problems.append(f"{ex['name']}: did not build (exit {done.returncode})")
+        elif most == 0 or points < most:
+            problems.append(f"{ex['name']}: {points:g}/{most:g} points")
+    if rows:
+        slowest = max(rows, key=lambda r: r[1])
+        print(f"slowest: {slowest[0]} {slowest[1]:.1f} s of {len(rows)} exercises; "
+              f"median {sorted(r[1] for r in rows)[len(rows) // 2]:.1f} s")
+    for p in problems:
+        print(f"incremental_times: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
