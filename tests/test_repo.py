@@ -92,3 +92,34 @@ def test_ladders_share_their_course_code():
             assert manifest.test_sources(ex)[0] == ex.shared_directory / f"{shared}_test.cpp"
     shared_folders = {ex.shared_directory for ex in EXERCISES if ex.shared}
     assert not shared_folders & set(manifest.incomplete_folders(ROOT))
+
+
+def _statements_after(source: str, pattern: str):
+    """(statement, the code after it) for each statement of `source` that calls `pattern`."""
+    import re
+    for match in re.finditer(pattern, source):
+        end = source.find(";", match.end())
+        yield source[match.start():end + 1], source[end + 1:end + 400]
+
+
+def test_tests_wait_for_their_set_up():
+    """cudaMemset and cudaMemcpy from the host may still be running on the legacy stream when
+    the call under test starts on a non-blocking stream: on an H200 with other exercises beside
+    it, outputs were poisoned after the kernel wrote them and inputs read before they landed.
+    A test's set-up goes through course::testing::fill_device_bytes / DeviceBuffer, or is
+    followed by wait_for_setup() (or a synchronisation of its own)."""
+    waits = ("wait_for_setup()", "fill_device_bytes(", "cudaDeviceSynchronize()",
+             "cudaStreamSynchronize(")
+    offenders = []
+    for test in sorted((ROOT / "chapters").rglob("*_test.cpp")):
+        source = test.read_text()
+        for statement, after in _statements_after(source, r"\bcudaMemset\("):
+            offenders.append(f"{test.name}: {statement.strip()} (use fill_device_bytes)")
+        for statement, after in _statements_after(source, r"\bcudaMemcpy(2D)?\("):
+            if "HostToDevice" not in statement:
+                continue  # into host memory: the call returns once the copy is done
+            next_statement = after.split(";")[0]
+            if not any(w in next_statement for w in waits):
+                offenders.append(f"{test.name}: {' '.join(statement.split())[:80]} "
+                                 "not followed by wait_for_setup()")
+    assert not offenders, "\n".join(offenders)

@@ -25,16 +25,22 @@ void check_conversion(int n) {
                                        {{}, std::string("soa.") + kFieldNames[f]}));
 }
 
+// Copies host particles into the eight fields of `soa`.
+void upload_fields(ParticlesSoA soa, const std::vector<Particle>& particles) {
+  float* const fields[8] = {soa.x, soa.y, soa.z, soa.vx, soa.vy, soa.vz, soa.mass, soa.charge};
+  for (int f = 0; f < 8; ++f)
+    CUDA_CHECK(cudaMemcpy(fields[f], field_of(particles, f).data(),
+                          particles.size() * sizeof(float), cudaMemcpyHostToDevice));
+  course::testing::wait_for_setup();
+}
+
 void check_drift(int n) {
   auto rng = course::testing::case_rng();
   const auto particles = random_particles(n, rng);
   const float dt = course::random_floats(1, 0.001f, 0.1f, rng)[0];
   SoABuffers soa(n);
   ParticlesSoA view = soa.view();
-  float* fields[8] = {view.x, view.y, view.z, view.vx, view.vy, view.vz, view.mass, view.charge};
-  for (int f = 0; f < 8; ++f)
-    CUDA_CHECK(cudaMemcpy(fields[f], field_of(particles, f).data(), n * sizeof(float),
-                          cudaMemcpyHostToDevice));
+  upload_fields(view, particles);
   drift_soa(view, dt, n, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   auto x = field_of(particles, 0);
@@ -72,15 +78,6 @@ std::vector<course::testing::Watched> watched_fields(ParticlesSoA soa, int n) {
   for (int f = 0; f < 8; ++f)
     watched.push_back({fields[f], n * sizeof(float), std::string("soa.") + kFieldNames[f]});
   return watched;
-}
-
-// Copies host particles into the eight fields of `soa`.
-void upload_fields(ParticlesSoA soa, const std::vector<Particle>& particles) {
-  float* const fields[8] = {soa.x, soa.y, soa.z, soa.vx, soa.vy, soa.vz, soa.mass, soa.charge};
-  for (int f = 0; f < 8; ++f)
-    CUDA_CHECK(cudaMemcpy(fields[f], field_of(particles, f).data(),
-                          particles.size() * sizeof(float), cudaMemcpyHostToDevice));
-  course::testing::wait_for_setup();
 }
 
 // What drift_soa leaves in x (field 0) or y (field 1).
