@@ -195,7 +195,7 @@ def test_incremental_times_rebuilds_the_changed_exercise_alone(tmp_path):
     it on every exercise of chapters 01-04 with the runs and the 20 s limit.)"""
     import shutil
     submission = tmp_path / "copy"
-    shutil.copytree(ROOT / "solutions" / "ch01_programming_model",
+    shutil.copytree(ROOT / "skeletons" / "ch01_programming_model",  # the template has these
                     submission / "ch01_programming_model")
     before = (submission / "ch01_programming_model" / "device_query.cu").read_text()
     r = subprocess.run([PYTHON, str(ROOT / "scripts" / "incremental_times.py"), str(submission),
