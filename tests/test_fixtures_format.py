@@ -27,6 +27,31 @@ def test_fixture_holds_a_chapter_folder(directory):
         assert manifest.CHAPTER_PATTERN.match(chapter.name), chapter
 
 
+def _powers_of_two(source: str) -> list[int]:
+    import re
+    return [int(k) for k in re.findall(r"\b1 << (\d+)\b", source)]
+
+
+def test_fixtures_that_cheat_at_the_benchmarks_size_still_see_it():
+    """A fixture that behaves in the tests and cheats only above a size (n >= 1 << K) tests
+    nothing once the benchmark shrinks below 2^K: the two chapter 01 fixtures earned full marks
+    on the GPU after vector_add's benchmark went from 2^27 to 2^26 elements. Every such
+    threshold must lie at or below the size its benchmark runs. (Above the tests' sizes too,
+    but a test's powers of two are values as often as sizes: a fixture that cheats inside the
+    tests fails them on the GPU, which its expected full correctness catches.)"""
+    import re
+    exercises = {e.name: e for e in manifest.discover(ROOT)}
+    gates = 0
+    for submitted in sorted(FIXTURES.glob("*/ch*/*.cu")):
+        for k in re.findall(r"\bn\s*(?:>=|<)\s*\(1 << (\d+)\)", submitted.read_text()):
+            ex = exercises[submitted.stem]
+            bench = max(_powers_of_two("".join(f.read_text() for f in manifest.bench_sources(ex))))
+            assert int(k) <= bench, (f"{submitted.parent.parent.name}/{submitted.name}: cheats "
+                                     f"from 1 << {k}, but the benchmark runs 1 << {bench}")
+            gates += 1
+    assert gates >= 3  # vector_add twice, reduce_v8 once
+
+
 def write(tmp_path, text):
     d = tmp_path / "fx"
     d.mkdir(exist_ok=True)
