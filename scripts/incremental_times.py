@@ -13,29 +13,27 @@ the slowest. Exit status 1 when an exercise took longer than --limit seconds or 
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import manifest  # noqa: E402
+from grader.errors import GraderError  # noqa: E402
+from grader.model import Report  # noqa: E402
 
 
-def exercises(chapters: list[str], names: list[str] | None) -> list[dict]:
-    listed = subprocess.run([sys.executable, "-m", "grader", "list", "--json"], cwd=ROOT,
-                            capture_output=True, text=True, check=True)
-    return [ex for ex in json.loads(listed.stdout)
-            if any(ex["chapter"].startswith(c) for c in chapters)
-            and (names is None or ex["name"] in names)]
-
-
-def grade(submission: Path, build_dir: Path, names: list[str], args, report: Path):
+def grade(submission: Path, build_dir: Path, names: list[str], seed: int, build_only: bool,
+          report: Path) -> subprocess.CompletedProcess:
+    """`grader grade` of the named exercises, as a student would run it."""
     command = [sys.executable, "-m", "grader", "grade", str(submission), "-q",
-               "--seed", str(args.seed), "--build-dir", str(build_dir), "--json", str(report)]
+               "--seed", str(seed), "--build-dir", str(build_dir), "--json", str(report)]
     for name in names:
         command += ["-e", name]
-    if args.build_only:
+    if build_only:
         command.append("--build-only")
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
 
@@ -56,7 +54,9 @@ def main() -> int:
     if not args.submission.is_dir():
         print(f"incremental_times: no submission folder {args.submission}", file=sys.stderr)
         return 2
-    chosen = exercises(args.chapters, args.exercises)
+    chosen = [ex for ex in manifest.discover(ROOT)
+              if any(ex.chapter.startswith(c) for c in args.chapters)
+              and (args.exercises is None or ex.name in args.exercises)]
     if not chosen:
         print(f"incremental_times: no exercise in {' '.join(args.chapters)}", file=sys.stderr)
         return 2
@@ -64,41 +64,41 @@ def main() -> int:
         args.json_dir.mkdir(parents=True, exist_ok=True)
     args.build_dir.mkdir(parents=True, exist_ok=True)
     if not (args.build_dir / "build.ninja").is_file():
-        first = grade(args.submission, args.build_dir, [ex["name"] for ex in chosen],
-                      argparse.Namespace(seed=args.seed, build_only=True),
-                      args.build_dir / "incremental-first-build.json")
+        first = grade(args.submission, args.build_dir, [ex.name for ex in chosen], args.seed,
+                      True, args.build_dir / "incremental-first-build.json")
         if first.returncode != 0:
             print(f"incremental_times: the first build failed:\n{first.stdout[-2000:]}",
                   file=sys.stderr)
             return 1
     rows, problems = [], []
     for ex in chosen:
-        student_file = args.submission / ex["chapter"] / ex["files"][0]
+        student_file = args.submission / ex.chapter / ex.files[0]
         if not student_file.is_file():
-            problems.append(f"{ex['name']}: no {student_file}")
+            problems.append(f"{ex.name}: no {student_file}")
             continue
         with student_file.open("a") as f:
             f.write("// changed again\n")
-        report = (args.json_dir or args.build_dir) / f"incremental-{ex['name']}.json"
+        report = (args.json_dir or args.build_dir) / f"incremental-{ex.name}.json"
         started = time.monotonic()
-        done = grade(args.submission, args.build_dir, [ex["name"]], args, report)
+        done = grade(args.submission, args.build_dir, [ex.name], args.seed, args.build_only,
+                     report)
         wall = time.monotonic() - started
         try:
-            graded = json.loads(report.read_text())
-            points, most = graded["score"], graded["max_score"]
+            graded = Report.load(report)
+            points, most = graded.score, graded.max_score
             phases = ", ".join(f"{k.removesuffix('_s')} {v:.1f}"
-                               for k, v in graded.get("phases", {}).items())
-        except (OSError, ValueError, KeyError):
+                               for k, v in graded.phases.items())
+        except GraderError:
             points, most, phases = 0.0, 0.0, f"no report (exit {done.returncode})"
-        rows.append((ex["name"], wall, points, most, phases))
-        print(f"{ex['name']:40s} {wall:6.1f} s  {points:g}/{most:g}  ({phases})", flush=True)
+        rows.append((ex.name, wall, points, most, phases))
+        print(f"{ex.name:40s} {wall:6.1f} s  {points:g}/{most:g}  ({phases})", flush=True)
         if wall > args.limit:
-            problems.append(f"{ex['name']}: {wall:.1f} s, over {args.limit:g} s")
+            problems.append(f"{ex.name}: {wall:.1f} s, over {args.limit:g} s")
         if args.build_only:
             if done.returncode != 0:
-                problems.append(f"{ex['name']}: did not build (exit {done.returncode})")
+                problems.append(f"{ex.name}: did not build (exit {done.returncode})")
         elif most == 0 or points < most:
-            problems.append(f"{ex['name']}: {points:g}/{most:g} points")
+            problems.append(f"{ex.name}: {points:g}/{most:g} points")
     if rows:
         slowest = max(rows, key=lambda r: r[1])
         print(f"slowest: {slowest[0]} {slowest[1]:.1f} s of {len(rows)} exercises; "

@@ -3,6 +3,8 @@ checker that test_fixtures_gpu.py applies to reports works as specified."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import fixture_expect
@@ -28,7 +30,6 @@ def test_fixture_holds_a_chapter_folder(directory):
 
 
 def _powers_of_two(source: str) -> list[int]:
-    import re
     return [int(k) for k in re.findall(r"\b1 << (\d+)\b", source)]
 
 
@@ -39,7 +40,6 @@ def test_fixtures_that_cheat_at_the_benchmarks_size_still_see_it():
     threshold must lie at or below the size its benchmark runs. (Above the tests' sizes too,
     but a test's powers of two are values as often as sizes: a fixture that cheats inside the
     tests fails them on the GPU, which its expected full correctness catches.)"""
-    import re
     exercises = {e.name: e for e in manifest.discover(ROOT)}
     gates = 0
     for submitted in sorted(FIXTURES.glob("*/ch*/*.cu")):

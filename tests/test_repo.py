@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from contextlib import redirect_stdout
 
 import pytest
@@ -96,7 +97,6 @@ def test_ladders_share_their_course_code():
 
 def _statements_after(source: str, pattern: str):
     """(statement, the code after it) for each statement of `source` that calls `pattern`."""
-    import re
     for match in re.finditer(pattern, source):
         end = source.find(";", match.end())
         yield source[match.start():end + 1], source[end + 1:end + 400]

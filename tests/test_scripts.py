@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import pytest
@@ -193,7 +194,6 @@ def test_incremental_times_rebuilds_the_changed_exercise_alone(tmp_path):
     """On the CPU with --build-only: the course is built first, then the one exercise's file is
     changed and graded again; its row and the slowest line are printed. (The GPU check runs
     it on every exercise of chapters 01-04 with the runs and the 20 s limit.)"""
-    import shutil
     submission = tmp_path / "copy"
     shutil.copytree(ROOT / "skeletons" / "ch01_programming_model",  # the template has these
                     submission / "ch01_programming_model")
