@@ -447,7 +447,7 @@ def _course_sources(folder: Path, stem: str) -> list[str]:
     out = []
     for p in sorted(folder.iterdir()):
         if p.suffix in (".cpp", ".cu") and p.stem.startswith(stem + "_") \
-                and p.stem not in (stem + "_test", stem + "_bench") \
+                and p.stem not in (stem + "_test", stem + "_bench", stem + CEILINGS_SUFFIX) \
                 and not hidden.is_hidden_source(p):
             out.append(p.name)
     return out
@@ -461,8 +461,29 @@ def course_sources(ex: Exercise) -> list[str]:
 
 def shared_sources(ex: Exercise) -> list[str]:
     """Course-owned sources of the exercise's shared folder, <shared>_*.cpp/.cu other than
-    _test and _bench: compiled once per build, whichever exercises use them."""
+    _test, _bench and _ceilings: compiled once per build, whichever exercises use them."""
     return _course_sources(ex.shared_directory, ex.shared) if ex.shared else []
+
+
+# <shared>_ceilings.cpp: a shared folder's ceilings program (course::run_ceilings), which
+# measures the ceilings its exercises' benchmarks share once per run, without student code.
+CEILINGS_SUFFIX = "_ceilings"
+# The support library's ceilings program: the copy ceilings ("copy:<bytes>").
+COURSE_CEILINGS_PROGRAM = "course_ceilings"
+
+
+def ceilings_source(ex: Exercise) -> Path | None:
+    """The exercise's shared folder's <shared>_ceilings.cpp, where there is one."""
+    if not ex.shared:
+        return None
+    path = ex.shared_directory / f"{ex.shared}{CEILINGS_SUFFIX}.cpp"
+    return path if path.is_file() else None
+
+
+def ceilings_program(ex: Exercise) -> str:
+    """The program that measures the ceilings of the exercise's shared folder (built only where
+    the folder has a <shared>_ceilings.cpp), "" without a shared folder."""
+    return f"{ex.chapter}_{ex.shared}{CEILINGS_SUFFIX}" if ex.shared else ""
 
 
 def test_sources(ex: Exercise) -> list[Path]:

@@ -1,9 +1,10 @@
 """Prints the build plan for meson.build, one record a line, fields separated by '|', lists by
 ','; paths relative to the course root:
 
-shared|<chapter>/<shared>|folder|course sources|libraries
+shared|<chapter>/<shared>|folder|course sources|libraries|ceilings source
     one per folder of shared course code, before the exercises that use it; its sources are
-    compiled once per build; libraries is the union of its exercises' libraries.
+    compiled once per build; libraries is the union of its exercises' libraries; the ceilings
+    source (<shared>_ceilings.cpp, or empty) makes the program <chapter>_<shared>_ceilings.
 exercise|name|chapter|exercise dir|student files|course sources|libraries|rdc|manifest|
         shared key|test sources|bench sources|hidden test sources
     one per exercise; shared key is <chapter>/<shared> or empty; hidden test sources are
@@ -21,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.errors import GraderError  # noqa: E402
 from grader.hidden import HIDDEN_TEST_SUFFIX  # noqa: E402
-from grader.manifest import (bench_sources, course_sources, discover,  # noqa: E402
-                             shared_sources, test_sources)
+from grader.manifest import (bench_sources, ceilings_source, course_sources,  # noqa: E402
+                             discover, shared_sources, test_sources)
 
 
 def main(root: str) -> int:
@@ -36,14 +37,18 @@ def main(root: str) -> int:
     def rel(path: Path) -> str:
         return str(path.resolve().relative_to(base))
 
-    shared: dict[str, list] = {}  # key -> [folder, sources, libraries in first-use order]
+    # key -> [folder, sources, libraries in first-use order, ceilings source]
+    shared: dict[str, list] = {}
     for ex in exercises:
         if ex.shared:
+            ceilings = ceilings_source(ex)
             entry = shared.setdefault(f"{ex.chapter}/{ex.shared}",
-                                      [rel(ex.shared_directory), shared_sources(ex), []])
+                                      [rel(ex.shared_directory), shared_sources(ex), [],
+                                       ceilings.name if ceilings else ""])
             entry[2] += [lib for lib in ex.libraries if lib not in entry[2]]
-    for key, (folder, sources, libraries) in shared.items():
-        print("|".join(["shared", key, folder, ",".join(sources), ",".join(libraries)]))
+    for key, (folder, sources, libraries, ceilings) in shared.items():
+        print("|".join(["shared", key, folder, ",".join(sources), ",".join(libraries),
+                        ceilings]))
     for ex in exercises:
         print("|".join(["exercise", ex.name, ex.chapter, rel(ex.directory), ",".join(ex.files),
                         ",".join(course_sources(ex)), ",".join(ex.libraries),

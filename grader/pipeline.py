@@ -11,7 +11,9 @@ The stages up to the sanitizer are not timed, so several exercises run them at o
 (options.parallel, by default from the GPU's memory and the host's cores); a tests or
 sanitizer stage that ended among neighbours in a way they could have caused (out of time or
 memory, a crash) is run again alone, and that run is the verdict, so the load of other
-exercises never costs a student points. The benchmarks come last, one at a time, with nothing else running.
+exercises never costs a student points. The benchmarks come last, one at a time, with nothing
+else running; then the shared ceilings they recorded (grader/stages/ceilings.py), each
+course-only ceilings program once, alone too; then the ratios and the scores.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from grader import __version__, hidden, model, proc, scoring
 from grader.manifest import Exercise
 from grader.model import StageStatus
 from grader.stages import benchmark, build, integrity, sanitizer, technique, tests
+from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
 
 
@@ -85,6 +88,7 @@ class Grader:
         self.progress = progress or (lambda _message: None)
         self.gpu = gpu
         self.build_log = ""  # build_all's output, for the warnings of files that compiled
+        self.ceilings = Ceilings(options)  # each shared ceiling measured once per run
 
     def run(self) -> model.Report:
         report = model.Report(
@@ -113,14 +117,24 @@ class Grader:
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
         checked = self._build_and_check_all(workers, lambda: phase("build"))
         phase("checks")
+        # The benchmarks, one after another, then the shared ceilings they recorded, each
+        # ceilings program once (grader/stages/ceilings.py), then the scores.
+        for item in checked:
+            if item.result is None:
+                started = time.monotonic()
+                self._benchmark(item.ex, item.stages)
+                if item.ex.performance and self.options.benchmark:
+                    self.progress(f"benchmarked {item.ex.key} "
+                                  f"({time.monotonic() - started:.1f} s)")
+        self.ceilings.prepare([(item.ex, stage.details["measurements"])
+                               for item in checked if item.result is None
+                               for stage in item.stages[-1:]
+                               if benchmark.waiting_for_ratios(stage)])
         for i, item in enumerate(checked, 1):
-            started = time.monotonic()
             outcome = self._finish(item)
             report.exercises.append(outcome)
             self.progress(f"[{i}/{len(self.exercises)}] {item.ex.key}: {outcome.status}, "
-                          f"{outcome.score:g}/{outcome.max_score:g}"
-                          + (f" (benchmark {time.monotonic() - started:.1f} s)"
-                             if item.result is None and item.ex.performance else ""))
+                          f"{outcome.score:g}/{outcome.max_score:g}")
         phase("benchmarks")
         report.finished_at = model.now()
         return report
@@ -239,12 +253,17 @@ class Grader:
         item.result, item.stages = again.result, again.stages
 
     def _finish(self, item: _Checked) -> model.ExerciseResult:
-        """The benchmark (alone on the GPU) and the score; hidden cases and a secret seed
-        kept out of the result."""
+        """The benchmark (alone on the GPU) unless it ran already, its ratios and the score;
+        hidden cases and a secret seed kept out of the result."""
         secret_seed = self.options.input_seed if self.options.secret else None
         result = item.result
         if result is None:
-            result = self._benchmark_and_score(item.ex, item.stages)
+            if not any(stage.name == "benchmark" for stage in item.stages):
+                self._benchmark(item.ex, item.stages)
+            bench = item.stages[-1]
+            if bench.name == "benchmark":
+                benchmark.ratios(item.ex, bench, self.ceilings)
+            result = scoring.grade(item.ex, item.stages)
         return hidden.redact(result, secret_seed)
 
     def _check(self, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
@@ -284,18 +303,19 @@ class Grader:
             stages.append(sanitizer.run(self.options, ex, test_binary))
         return _Checked(ex, None, stages)
 
-    def _benchmark_and_score(self, ex: Exercise,
-                             stages: list[model.StageResult]) -> model.ExerciseResult:
-        if ex.performance:
-            if not self.options.benchmark:
-                stages.append(benchmark.not_run("not run (--no-benchmark)"))
-            elif not scoring.correct(stages):
-                stages.append(benchmark.not_run(
-                    "not run: the exercise must pass its tests and the sanitizer first"))
-            else:
-                stages.append(benchmark.run(self.options, ex,
-                                            self.options.build_dir / f"{ex.name}_bench"))
-        return scoring.grade(ex, stages)
+    def _benchmark(self, ex: Exercise, stages: list[model.StageResult]) -> None:
+        """Appends the benchmark stage (its ratios wait for the shared ceilings) where the
+        exercise has performance criteria."""
+        if not ex.performance:
+            return
+        if not self.options.benchmark:
+            stages.append(benchmark.not_run("not run (--no-benchmark)"))
+        elif not scoring.correct(stages):
+            stages.append(benchmark.not_run(
+                "not run: the exercise must pass its tests and the sanitizer first"))
+        else:
+            stages.append(benchmark.run(self.options, ex,
+                                        self.options.build_dir / f"{ex.name}_bench"))
 
     def _missing(self, ex: Exercise) -> list[str]:
         """The exercise's files missing from the submission (nothing is taken from elsewhere)."""

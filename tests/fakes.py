@@ -9,6 +9,7 @@ reading its behaviour from a JSON file beside it (<script>.json):
   nonce, GoogleTest's premature-exit file $TEST_PREMATURE_EXIT_FILE, exit 77 without a GPU,
   and misbehaviour on demand per case ("action") or for the whole run.
 * fake_bench: imitates a course benchmark binary (--json PATH, the nonce and "completed": true).
+* fake_ceilings: imitates a course ceilings program (--only KEYS --json PATH), logging its calls.
 * fake_sanitizer: imitates compute-sanitizer (--tool, --error-exitcode, ERROR SUMMARY lines).
 * fake_tool: a meson/ninja stand-in that prints a text and exits with a status.
 """
@@ -206,6 +207,9 @@ listing = False
 ''' + _CROWD + r'''timeline("start")
 time.sleep(cfg.get("seconds", 0))
 timeline("end")
+if cfg.get("argv_log"):
+    with open(cfg["argv_log"], "a") as f:
+        f.write(json.dumps(sys.argv[1:]) + "\n")
 path = sys.argv[sys.argv.index("--json") + 1]
 print(cfg.get("print", "measurement  median ms  rate"))
 if cfg.get("no_gpu"):
@@ -220,6 +224,36 @@ elif "data" in cfg:
         data["nonce"] = nonce
     open(path, "w").write(json.dumps(data))
 sys.exit(cfg.get("exit", 0))
+'''
+
+_CEILINGS = _TAKE_NONCE + r'''
+import json, os, sys, time
+cfg = json.load(open(os.path.abspath(__file__) + ".json"))
+listing = False
+
+''' + _CROWD + r'''timeline("start")
+time.sleep(cfg.get("seconds", 0))
+timeline("end")
+args = sys.argv[1:]
+with open(cfg["log"], "a") as f:
+    f.write(json.dumps(args) + "\n")
+keys = args[args.index("--only") + 1].split(",")
+path = args[args.index("--json") + 1]
+if cfg.get("crash"):
+    import signal
+    os.kill(os.getpid(), signal.SIGSEGV)
+rates = cfg.get("rates", {})
+measurements = [{"name": key.split(":")[0], "key": key, "unit": cfg.get("unit", "GB/s"),
+                 "work_per_run": cfg.get("work", 1e9), "median_ms": 1.0, "min_ms": 0.9,
+                 "max_ms": 1.1, "repeats": 10, "rate": rates[key], "host_ms": 1.2,
+                 "valid": rates[key] > 0, "problem": "" if rates[key] > 0 else "wrong output",
+                 "elsewhere": False}
+                for key in keys if key in rates]
+data = {"schema": 1, "title": "fake ceilings", "nonce": cfg.get("nonce", nonce),
+        "measurements": measurements, "requirements": [],
+        "errors": ["no ceiling %s in this program" % key for key in keys if key not in rates],
+        "completed": True}
+open(path, "w").write(json.dumps(data))
 '''
 
 _SANITIZER = r'''
@@ -302,6 +336,13 @@ def fake_bench(path: Path, data: dict | None = None, **config) -> Path:
     return write_script(path, _BENCH, config)
 
 
+def fake_ceilings(path: Path, log: Path, rates: dict, **config) -> Path:
+    """rates: key -> rate of the keys it measures (0: an invalid measurement); config: unit,
+    work (per run), nonce (a wrong one), crash, and crowd_dir, timeline, seconds as the
+    other fakes take them."""
+    return write_script(path, _CEILINGS, dict(config, log=str(log), rates=rates))
+
+
 def fake_sanitizer(path: Path, argv_log: Path, **config) -> Path:
     return write_script(path, _SANITIZER, dict(config, argv_log=str(argv_log)))
 
@@ -314,14 +355,18 @@ def fake_tool(path: Path, print_text: str = "", exit_code: int = 0, argv_log=Non
 def bench_data(measure_rate: float = 900.0, baseline_rate: float = 1000.0, *,
                measure: str = "vector_add", baseline: str = "copy", valid: bool = True,
                problem: str = "", requirements=(), errors=(), completed: bool = True,
-               drop: tuple = ()) -> dict:
-    """A benchmark report like support/src/bench.cu writes."""
+               drop: tuple = (), baseline_key: str = "") -> dict:
+    """A benchmark report like support/src/bench.cu writes. With baseline_key the baseline is
+    a shared ceiling recorded with that key and not timed (--ceilings-elsewhere)."""
     measurements = [
-        {"name": baseline, "unit": "GB/s", "work": 1e9, "median_ms": 1.0,
-         "rate": baseline_rate, "valid": True, "problem": ""},
-        {"name": measure, "unit": "GB/s", "work": 1e9, "median_ms": 1.1,
-         "rate": measure_rate, "valid": valid, "problem": problem},
+        {"name": baseline, "unit": "GB/s", "work_per_run": 1e9, "median_ms": 1.0,
+         "rate": baseline_rate, "valid": True, "problem": "", "key": "", "elsewhere": False},
+        {"name": measure, "unit": "GB/s", "work_per_run": 1e9, "median_ms": 1.1,
+         "rate": measure_rate, "valid": valid, "problem": problem, "key": "",
+         "elsewhere": False},
     ]
+    if baseline_key:
+        measurements[0].update(key=baseline_key, elsewhere=True, rate=0.0, median_ms=0.0)
     data = {"schema": 1, "title": "fake", "device": {"name": "Fake GPU", "cc": "9.0"},
             "measurements": [m for m in measurements if m["name"] not in drop],
             "requirements": [dict(r) for r in requirements],

@@ -15,7 +15,8 @@ from datetime import datetime
 
 import pytest
 
-from fakes import bench_data, fake_bench, fake_gtest, linking_ninja, use_fake_build_tools
+from fakes import (bench_data, fake_bench, fake_ceilings, fake_gtest, linking_ninja,
+                   use_fake_build_tools)
 from grader import model, pipeline, proc
 from grader.pipeline import Grader
 from grader.stages.common import GradeOptions
@@ -101,6 +102,35 @@ def test_tests_overlap_and_benchmarks_run_alone(course):
     started = datetime.fromisoformat(report.started_at)
     finished = datetime.fromisoformat(report.finished_at)
     assert sum(report.phases.values()) <= (finished - started).total_seconds() + 1.5
+
+
+def test_shared_ceilings_are_measured_once_after_the_benchmarks_and_alone(course):
+    """ex_a and ex_c compare with a copy of one size, ex_b with a copy of another, ex_d with a
+    baseline of its own process: one run of the ceilings program measures both copies, after
+    every benchmark, with nothing beside it, and each exercise's ratio uses its own size."""
+    grader, timeline = make_grader(course, 4, lambda name: ["Suite.one"])
+    build = grader.options.build_dir
+    common = {"crowd_dir": str(course / "crowd"), "timeline": str(timeline)}
+    keys = {"ex_a": "copy:1000", "ex_b": "copy:2000", "ex_c": "copy:1000"}
+    for name, key in keys.items():
+        fake_bench(build / f"{name}_bench", bench_data(900, 0, baseline_key=key),
+                   seconds=0.1, **common)
+    log = course / "ceilings.log"
+    fake_ceilings(build / "course_ceilings", log, {"copy:1000": 1000.0, "copy:2000": 1800.0},
+                  seconds=0.2, **common)
+    report = grader.run()
+    out = grader.options.work_dir / "ceilings" / "1-course_ceilings.json"
+    assert [json.loads(line) for line in log.read_text().splitlines()] == \
+        [["--only", "copy:1000,copy:2000", "--json", str(out)]]
+    ratios = {e.name: next(s for s in e.stages if s.name == "benchmark").metrics[0].ratio
+              for e in report.exercises}
+    assert ratios == pytest.approx({"ex_a": 0.9, "ex_b": 0.5, "ex_c": 0.9, "ex_d": 0.9})
+    first = {e.name: next(s for s in e.stages if s.name == "benchmark")
+             .details["ceilings_measured"] for e in report.exercises}
+    assert first == {"ex_a": ["copy:1000"], "ex_b": ["copy:2000"], "ex_c": [], "ex_d": []}
+    spans = intervals(timeline)
+    [ceilings] = [s for s in spans if s[0] == "course_ceilings"]
+    assert all(end <= ceilings[1] for who, _, end in spans if who != "course_ceilings")
 
 
 def test_a_failure_among_others_is_run_again_alone_and_that_is_the_verdict(course):

@@ -10,13 +10,16 @@ import time
 
 import pytest
 
-from fakes import bench_data, clean_integrity, fake_bench, fake_gtest, fake_sanitizer, fake_tool
+from fakes import (bench_data, clean_integrity, fake_bench, fake_ceilings, fake_gtest,
+                   fake_sanitizer, fake_tool)
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
 from grader.model import CaseStatus, ExerciseStatus, StageResult, StageStatus
+from grader import manifest
 from grader.stages import benchmark, build, sanitizer as sanitizer_stage
+from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
-from helpers import vector_add
+from helpers import ROOT, vector_add
 
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
          "Small/VectorAdd.MatchesReference/n_33", "Large/VectorAdd.MatchesReference/n_65537"]
@@ -156,6 +159,7 @@ def bench(grader_for, data=None, ex=None, **config):
     g = grader_for(ex)
     binary = fake_bench(g.options.build_dir / "vector_add_bench", data, **config)
     stage = benchmark.run(g.options, ex, binary)
+    benchmark.ratios(ex, stage, Ceilings(g.options))
     scoring.score_benchmark(ex, stage)
     return stage
 
@@ -191,6 +195,7 @@ def test_benchmark_stage_measures_but_awards_nothing(grader_for):
     g = grader_for(ex)
     binary = fake_bench(g.options.build_dir / "vector_add_bench", bench_data(550, 1000))
     stage = benchmark.run(g.options, ex, binary)
+    benchmark.ratios(ex, stage, Ceilings(g.options))
     assert stage.status == "passed" and stage.points == 0
     [metric] = stage.metrics
     assert metric.ratio == pytest.approx(0.55) and metric.points == 0 and metric.message == ""

@@ -75,9 +75,11 @@ def test_meson_plan_lists_every_exercise():
         assert fields[12] == "" or (ROOT / fields[12]).is_file()  # the hidden test source
     # Each shared folder once, with the sources compiled once for all its exercises.
     assert set(shared) == {f"{e.chapter}/{e.shared}" for e in exercises if e.shared}
-    for key, (_, _, folder, sources, _) in shared.items():
+    for key, (_, _, folder, sources, _, ceilings) in shared.items():
         assert (ROOT / folder / f"{key.split('/')[1]}.h").is_file()
         assert all((ROOT / folder / s).is_file() for s in sources.split(",") if s)
+        assert ceilings == "" or (ROOT / folder / ceilings).is_file()
+        assert ceilings not in sources.split(",")
 
 
 def test_ladders_share_their_course_code():
@@ -91,6 +93,9 @@ def test_ladders_share_their_course_code():
             assert ex.shared == shared, ex.key
             assert manifest.bench_sources(ex) == [ex.shared_directory / f"{shared}_bench.cpp"]
             assert manifest.test_sources(ex)[0] == ex.shared_directory / f"{shared}_test.cpp"
+            # Its baselines are shared ceilings, measured once per run without student code.
+            assert manifest.ceilings_source(ex) == \
+                ex.shared_directory / f"{shared}_ceilings.cpp", ex.key
     shared_folders = {ex.shared_directory for ex in EXERCISES if ex.shared}
     assert not shared_folders & set(manifest.incomplete_folders(ROOT))
 

@@ -1,35 +1,40 @@
 """The benchmark stage: runs the bench binary, reads its JSON and turns each [[performance]]
-criterion into a Metric: the measure's rate over the baseline's, both from the same process.
+criterion into a Metric: the measure's rate over the baseline's, both from the same run. The
+baseline comes from the same process, or, for a ceiling several exercises share (a copy, CUB,
+cuBLAS), from the run's course-only ceilings program (grader/stages/ceilings.py).
 
 Only the ratios are measured here; grader.scoring turns them into points.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from grader import proc
 from grader.manifest import Exercise, Performance
 from grader.model import Metric, StageResult, StageStatus
+from grader.stages.ceilings import Ceilings
 from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip,
-                                  exercise_work_dir, issue_nonce, program_env)
+                                  exercise_work_dir, issue_nonce, program_env, read_json)
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
+    """Runs the benchmark and keeps what it measured; ratios() turns that into metrics once
+    the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
     work = exercise_work_dir(options, ex)
     out = work / "benchmark.json"
     out.unlink(missing_ok=True)
     nonce_file = work / "benchmark.nonce"
     nonce = issue_nonce(nonce_file)
-    result = proc.run([str(binary), "--json", str(out)], ex.benchmark_timeout_s,
+    result = proc.run([str(binary), "--ceilings-elsewhere", "--json", str(out)],
+                      ex.benchmark_timeout_s,
                       env=program_env(options, **{NONCE_ENV: str(nonce_file)}),
                       output_limit=options.output_limit)
     nonce_file.unlink(missing_ok=True)
     stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=clip(result.output, 4096))
-    data = _read_json(out)
+    data = read_json(out)
     if result.returncode == NO_GPU_EXIT:
         stage.status = StageStatus.SKIPPED
         stage.message = "no GPU available to benchmark"
@@ -46,9 +51,8 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
                          "(no valid run nonce): they were forged, and count for nothing")
         stage.metrics = [metric(perf, {}, stage.message) for perf in ex.performance]
         return stage
-    measurements = {m.get("name"): m for m in data.get("measurements", [])
-                    if isinstance(m, dict)}
-    stage.details["measurements"] = data.get("measurements", [])
+    entries = data.get("measurements", [])
+    stage.details["measurements"] = entries if isinstance(entries, list) else []
     failed_requirements = [r for r in data.get("requirements", [])
                            if isinstance(r, dict) and not r.get("ok")]
     problem = ""
@@ -57,8 +61,29 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
                             for r in failed_requirements)
     elif data.get("errors"):
         problem = "; ".join(map(str, data["errors"]))
-    stage.metrics = [metric(perf, measurements, problem) for perf in ex.performance]
+    stage.details["problem"] = problem
     return stage
+
+
+def waiting_for_ratios(stage: StageResult) -> bool:
+    """The benchmark ran and reported; its metrics wait for ratios()."""
+    return stage.status == StageStatus.PASSED and not stage.metrics and "problem" in stage.details
+
+
+def ratios(ex: Exercise, stage: StageResult, ceilings: Ceilings) -> None:
+    """Each criterion's ratio, the shared ceilings the benchmark recorded taken from the run's
+    ceilings programs (measured by ceilings.prepare(), or now)."""
+    if not waiting_for_ratios(stage):
+        return
+    entries = stage.details["measurements"]
+    ceilings_problem, measured_now = ceilings.complete(ex, entries)
+    stage.details["ceilings_measured"] = measured_now
+    measurements = {m.get("name"): m for m in entries if isinstance(m, dict)}
+    stage.metrics = [metric(perf, measurements, stage.details["problem"])
+                     for perf in ex.performance]
+    if ceilings_problem and any(m.ratio is None for m in stage.metrics):
+        stage.status = StageStatus.ERROR
+        stage.message = f"the course could not measure a ceiling (not your code): {ceilings_problem}"
 
 
 def not_run(why: str) -> StageResult:
@@ -97,11 +122,3 @@ def _rate(entry: dict) -> float | None:
         return None
     return float(value) if math.isfinite(value) and value >= 0 else None
 
-
-def _read_json(path: Path):
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except json.JSONDecodeError:
-        return None

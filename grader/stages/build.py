@@ -14,7 +14,7 @@ from typing import Callable
 
 from grader import proc, tools
 from grader.errors import GraderError
-from grader.manifest import Exercise
+from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.model import StageResult, StageStatus
 from grader.stages.common import GradeOptions, clip
 
@@ -41,6 +41,16 @@ def compiler_env(options: GradeOptions) -> dict:
 
 def targets(ex: Exercise) -> list[str]:
     return [f"{ex.name}_test", f"{ex.name}_bench"]
+
+
+def ceilings_targets(exercises: list[Exercise]) -> list[str]:
+    """The course-only programs that measure the exercises' shared ceilings
+    (grader/stages/ceilings.py): the copies', and each shared folder's that has one."""
+    out = [COURSE_CEILINGS_PROGRAM] if exercises else []
+    for ex in exercises:
+        if ceilings_source(ex) is not None and ceilings_program(ex) not in out:
+            out.append(ceilings_program(ex))
+    return out
 
 
 # What the last successful configure of a build directory saw (configure_key).
@@ -117,7 +127,8 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
     watch = BuildProgress(exercises, progress, on_built)
-    result = proc.run(args + [t for ex in exercises for t in targets(ex)], BUILD_ALL_TIMEOUT_S,
+    everything = [t for ex in exercises for t in targets(ex)] + ceilings_targets(exercises)
+    result = proc.run(args + everything, BUILD_ALL_TIMEOUT_S,
                       env=compiler_env(options), output_limit=256 * 1024, on_line=watch)
     if not result.timed_out and result.returncode in (0, 1):  # ended by itself, output whole
         watch.release_linked()

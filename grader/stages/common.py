@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -92,3 +93,13 @@ def issue_nonce(path: Path) -> str:
         f.write(nonce + "\n")
     return nonce
 
+
+
+def read_json(path: Path):
+    """The JSON a program wrote, or None where there is no file or it is not JSON (cut short)."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return None

@@ -33,7 +33,8 @@ OUTPUT_LIMIT = 64 * 1024 * 1024
 
 # Course libraries of a build directory (meson.build): the support library, the test main,
 # the benchmark main, each exercise's course code and each shared ladder's.
-COURSE_LIBRARIES = ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a")
+COURSE_LIBRARIES = ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a",
+                    "libcourse_ceilings_main.a")
 COURSE_LIBRARY_PATTERNS = ("lib*_course.a", "lib*_shared.a")
 
 # What CUDA_CHECK and CUDA_CHECK_LAUNCH expand to, sm_count for grid sizes, and the error type

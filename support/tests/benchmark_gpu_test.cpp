@@ -47,6 +47,16 @@ course::Benchmark make_quick_benchmark() {
   return course::Benchmark(3, argv, "benchmark_gpu_test");
 }
 
+// A Benchmark made from these arguments (after the program's name), as a benchmark's or a
+// ceilings program's main makes it.
+course::Benchmark make_benchmark_with(std::vector<std::string> args) {
+  args.insert(args.begin(), "benchmark_gpu_test");
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  return course::Benchmark(static_cast<int>(args.size()), argv.data(), "benchmark_gpu_test");
+}
+
 constexpr std::size_t kOutputCount = std::size_t{1} << 16;
 
 float random_value() {
@@ -344,6 +354,79 @@ TEST(BenchmarkCeiling, CopyCeilingIsMeasuredAndPlausible) {
   EXPECT_GT(copy.rate, 50.0);  // GB/s: any GPU of compute capability 7.0+ copies faster
   EXPECT_LE(copy.min_ms, copy.median_ms);
   EXPECT_LE(copy.median_ms, copy.max_ms);
+}
+
+TEST(BenchmarkStart, WorkLeftOnTheDeviceEndsBeforeTheBenchmarkStarts) {
+  // A static constructor of the student's could leave a kernel holding the GPU to slow the
+  // baselines timed first; the harness waits for it before anything is timed.
+  course::Stream other(cudaStreamNonBlocking);
+  int clock_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  course_test::spin(static_cast<long long>(clock_khz) * 300, other.get());  // about 0.3 s
+  ASSERT_EQ(cudaStreamQuery(other.get()), cudaErrorNotReady);
+  auto bench = make_benchmark();
+  EXPECT_EQ(cudaStreamQuery(other.get()), cudaSuccess);
+}
+
+// Runs sum_ints as a shared ceiling with key "sum:<n>".
+const course::Measurement& shared_sum(course::Benchmark& bench, SumCase& sum) {
+  return bench.shared(
+      "sum:" + std::to_string(kOutputCount), "shared_sum", static_cast<double>(sum.in.bytes()),
+      course::Unit::GBps,
+      [&](cudaStream_t s) {
+        course_test::sum_ints(sum.in.data(), static_cast<int>(kOutputCount), sum.out.data(), s);
+      },
+      course::TimedIo{{course::exact_output(sum.out, "sum")},
+                      course::alternate_element(sum.in.data(), 5, [](int v) { return v ^ 1; })});
+}
+
+TEST(BenchmarkShared, RunByHandASharedCeilingIsTimedHere) {
+  auto bench = make_quick_benchmark();
+  SumCase sum = make_sum_case();
+  const course::Measurement& m = shared_sum(bench, sum);
+  ASSERT_TRUE(m.valid) << m.problem;
+  EXPECT_FALSE(m.elsewhere);
+  EXPECT_EQ(m.key, "sum:" + std::to_string(kOutputCount));
+  EXPECT_EQ(m.samples_ms.size(), static_cast<std::size_t>(kQuickRepeats));
+  EXPECT_GT(m.rate, 0.0);
+}
+
+TEST(BenchmarkShared, UnderTheGraderItIsRecordedNotTimedAndItsOutputIsThere) {
+  auto bench = make_benchmark_with({"--ceilings-elsewhere"});
+  SumCase sum = make_sum_case();
+  sum.out.fill_bytes(course::kPoisonByte);
+  const course::Measurement& m = shared_sum(bench, sum);
+  ASSERT_TRUE(m.valid) << m.problem;
+  EXPECT_TRUE(m.elsewhere);
+  EXPECT_EQ(m.key, "sum:" + std::to_string(kOutputCount));
+  EXPECT_TRUE(m.samples_ms.empty());
+  EXPECT_EQ(m.rate, 0.0);
+  EXPECT_DOUBLE_EQ(m.work_per_run, static_cast<double>(sum.in.bytes()));
+  // Run once on the original inputs, so a check() of the output that follows still applies.
+  EXPECT_EQ(sum.out.download(), std::vector<long long>{sum.expected});
+  EXPECT_EQ(sum.in.download(), sum.host);
+
+  const course::Measurement& copy = bench.copy_ceiling(std::size_t{1} << 20, "copy_1m");
+  EXPECT_TRUE(copy.elsewhere && copy.valid);
+  EXPECT_EQ(copy.key, "copy:1048576");
+  EXPECT_DOUBLE_EQ(copy.work_per_run, 2.0 * (1 << 20));  // read plus written
+}
+
+TEST(BenchmarkShared, ACeilingsProgramTimesOnlyTheKeysItIsAskedFor) {
+  auto bench = make_benchmark_with({"--repeats", "3", "--only", "copy:1048576"});
+  const course::Measurement& asked = bench.copy_ceiling(std::size_t{1} << 20, "copy_1m");
+  ASSERT_TRUE(asked.valid) << asked.problem;
+  EXPECT_EQ(asked.samples_ms.size(), 3u);
+  EXPECT_EQ(asked.key, "copy:1048576");
+  bench.copy_ceiling(std::size_t{2} << 20, "copy_2m");
+  EXPECT_EQ(bench.find("copy_2m"), nullptr);  // not asked for: neither timed nor reported
+  // A check of a measurement it skipped is no error either.
+  bench.check("copy_2m", course::compare_exact(std::vector<int>{1}, std::vector<int>{2}, {}));
+  EXPECT_EQ(bench.finish(), 0);
+
+  auto missing = make_benchmark_with({"--repeats", "3", "--only", "copy:1048576,copy:5"});
+  missing.copy_ceiling(std::size_t{1} << 20, "copy_1m");
+  EXPECT_EQ(missing.finish(), 1) << "copy:5 was asked for and nothing measured it";
 }
 
 // Sizes that do not fill a block, that need the grid-stride loop several times, and n = 0.

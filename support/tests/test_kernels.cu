@@ -28,7 +28,18 @@ __global__ void sum_ints_kernel(const int* in, int n, long long* out) {
   if (threadIdx.x == 0) *out = partial[0];
 }
 
+__global__ void spin_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 }  // namespace
+
+void spin(long long cycles, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(cycles);
+  CUDA_CHECK_LAUNCH();
+}
 
 void sum_ints(const int* in, int n, long long* out, cudaStream_t stream) {
   sum_ints_kernel<<<1, kSumThreads, 0, stream>>>(in, n, out);

@@ -16,4 +16,7 @@ void write_range(float* data, std::ptrdiff_t first, std::ptrdiff_t last, float v
 // shape of work whose result a launcher could cache.
 void sum_ints(const int* in, int n, long long* out, cudaStream_t stream);
 
+// One thread that spins for `cycles` clock cycles: work left running on a stream.
+void spin(long long cycles, cudaStream_t stream);
+
 }  // namespace course_test

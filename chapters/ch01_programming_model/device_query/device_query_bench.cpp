@@ -29,7 +29,7 @@ void course::run_benchmark(course::Benchmark& bench) {
               s.memory_clock_khz / 1000, s.peak_memory_bandwidth_gbps);
 
   const auto& copy = bench.copy_ceiling(std::size_t{1} << 30);
-  if (s.peak_memory_bandwidth_gbps > 0)
+  if (s.peak_memory_bandwidth_gbps > 0 && !copy.elsewhere)  // timed here, not by the grader's
     std::printf("  a copy kernel reaches %.0f GB/s, %.0f %% of the computed peak\n", copy.rate,
                 100.0 * copy.rate / s.peak_memory_bandwidth_gbps);
 }

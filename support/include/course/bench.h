@@ -5,9 +5,11 @@
 // measurement, until the spread is small or the time budget is spent; the median is reported.
 // Given the buffers the work writes (TimedIo), every call is checked, not only the last: see
 // Benchmark::time.
-// Ceilings (a device-to-device copy kernel) are measured in the same process, so the grader
-// scores ratios, never absolute times. Results go to the JSON file named by --json; the file
-// ends with "completed": true, which the grader requires.
+// The grader scores ratios of rates measured in the same run, never absolute times. A ceiling
+// that several exercises measure alike (Benchmark::shared: the copy at a size, CUB or cuBLAS
+// on a ladder's input) is measured once per run by a course-only program (ceilings_main.cpp),
+// which no student code shares; each benchmark then only records its key. Results go to the
+// JSON file named by --json; the file ends with "completed": true, which the grader requires.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,6 +44,10 @@ struct Measurement {
   // The fastest of a few calls timed by the host clock, from a synchronised device to a
   // synchronised device: far above median_ms when the work ran on the host or off the stream.
   double host_ms = 0.0;
+  // A shared ceiling's key: what is measured on which shape ("copy:402653184").
+  std::string key;
+  // Recorded, not timed: the grader measures `key` in a course-only program (--ceilings-elsewhere).
+  bool elsewhere = false;
 };
 
 // A buffer every timed call writes, in device or managed memory (not host memory).
@@ -130,6 +136,10 @@ struct BenchOptions {
   int max_repeats = 100;
   double budget_s = 2.0;      // per measurement, --budget SECONDS
   double target_spread = 0.03;  // stop once (p75 - p25) / median is under this
+  // --ceilings-elsewhere (the grader's benchmarks): shared() records keys, times nothing.
+  bool ceilings_elsewhere = false;
+  // --only KEY,KEY (a ceilings program): shared() times these keys and skips the others.
+  std::vector<std::string> only_keys;
 };
 
 class Benchmark {
@@ -174,8 +184,19 @@ class Benchmark {
   Measurement& record(const std::string& name, double work_per_run, Unit unit,
                       std::vector<double> samples_ms);
 
-  // In-run ceiling: a grid-stride float4 copy of `bytes` bytes; rate counts bytes read plus
-  // bytes written, the same convention every exercise uses for effective bandwidth.
+  // A ceiling measured alike by several exercises, `key` naming the work and its shape
+  // ("cub_reduce_sum:268435456"). Run by hand, it is timed here, like time(). Run by the
+  // grader (--ceilings-elsewhere), it is recorded with its key and not timed: `run` is called
+  // once, untimed, so the outputs hold its result for check(), and the grader takes the rate
+  // from a course-only program (--only KEY) that measured the key once for the whole run, so
+  // neither another exercise's repeat nor the student's code in this process can change it.
+  Measurement& shared(const std::string& key, const std::string& name, double work_per_run,
+                      Unit unit, const std::function<void(cudaStream_t)>& run,
+                      const TimedIo& io, double budget_s = 0.0);
+
+  // The in-run ceiling, shared (key "copy:<bytes>"): a grid-stride float4 copy of `bytes`
+  // bytes; rate counts bytes read plus bytes written, the same convention every exercise uses
+  // for effective bandwidth.
   Measurement& copy_ceiling(std::size_t bytes, const std::string& name = "copy");
 
   // Marks a measurement invalid when the output of its timed runs is wrong.
@@ -228,6 +249,9 @@ class Benchmark {
   };
   std::vector<Requirement> requirements_;
   std::vector<std::string> errors_;
+  // Shared ceilings a ceilings program was not asked for: neither timed nor reported.
+  std::deque<Measurement> skipped_;
+  std::vector<std::string> keys_seen_;  // every key shared() met, for finish()
 };
 
 // Median of a sample; the mean of the two middle values for an even count.
@@ -239,5 +263,13 @@ double rate_of(double work_per_run, double ms, Unit unit);
 
 // Each exercise's *_bench.cpp defines this; support/src/bench_main.cpp calls it.
 void run_benchmark(Benchmark& bench);
+
+// main() of a benchmark or ceilings program: runs `body` in a Benchmark made from the
+// arguments (no GPU: exit 77), turns an exception into a failed benchmark, writes the results.
+int benchmark_main(int argc, char** argv, void (*body)(Benchmark&));
+
+// A ceilings program's measurements (support/src/ceilings_main.cpp calls it with --only set):
+// the copy's in support/src/copy_ceilings.cpp, a shared folder's in <shared>_ceilings.cpp.
+void run_ceilings(Benchmark& bench);
 
 }  // namespace course

@@ -1,0 +1,17 @@
+// main() of a ceilings program: the grader runs it with --only KEY,... to measure the shared
+// ceilings its benchmarks recorded, once per run, in a process that links no student code.
+// course::run_ceilings comes from copy_ceilings.cpp or a shared folder's <shared>_ceilings.cpp.
+#include <cstdio>
+#include <cstring>
+
+#include "course/bench.h"
+
+int main(int argc, char** argv) {
+  bool only = false;
+  for (int i = 1; i < argc; ++i) only = only || std::strcmp(argv[i], "--only") == 0;
+  if (!only) {
+    std::fprintf(stderr, "%s: --only KEY[,KEY...] names the ceilings to measure\n", argv[0]);
+    return 2;
+  }
+  return course::benchmark_main(argc, argv, course::run_ceilings);
+}
