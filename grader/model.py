@@ -143,7 +143,8 @@ class Report:
     host: str = ""
     options: dict = field(default_factory=dict)
     # Wall seconds of the grade's phases: configure, build (the one parallel build), checks
-    # (the untimed stages of every exercise, in parallel), benchmarks (one after another).
+    # (the untimed stages of every exercise, in parallel), benchmarks (one after another),
+    # ceilings (the shared ceilings' programs, each once, after the benchmarks).
     phases: dict = field(default_factory=dict)
     exercises: list[ExerciseResult] = field(default_factory=list)
     schema: int = SCHEMA_VERSION

@@ -126,16 +126,17 @@ class Grader:
                 if item.ex.performance and self.options.benchmark:
                     self.progress(f"benchmarked {item.ex.key} "
                                   f"({time.monotonic() - started:.1f} s)")
+        phase("benchmarks")
         self.ceilings.prepare([(item.ex, stage.details["measurements"])
                                for item in checked if item.result is None
                                for stage in item.stages[-1:]
                                if benchmark.waiting_for_ratios(stage)])
+        phase("ceilings")
         for i, item in enumerate(checked, 1):
             outcome = self._finish(item)
             report.exercises.append(outcome)
             self.progress(f"[{i}/{len(self.exercises)}] {item.ex.key}: {outcome.status}, "
                           f"{outcome.score:g}/{outcome.max_score:g}")
-        phase("benchmarks")
         report.finished_at = model.now()
         return report
 

@@ -96,7 +96,8 @@ def test_tests_overlap_and_benchmarks_run_alone(course):
     assert all(s[2] <= first_bench for s in tests_spans)
     # The report says how long each phase took: four benchmarks of 0.2 s one after another
     # make at least 0.8 s, and the phases add up to no more than the grade's wall time.
-    assert list(report.phases) == ["configure_s", "build_s", "checks_s", "benchmarks_s"]
+    assert list(report.phases) == ["configure_s", "build_s", "checks_s", "benchmarks_s",
+                                   "ceilings_s"]
     assert report.phases["benchmarks_s"] >= 0.8
     assert report.phases["checks_s"] >= 0.4  # each exercise's tests sleep 0.4 s
     started = datetime.fromisoformat(report.started_at)
@@ -131,6 +132,7 @@ def test_shared_ceilings_are_measured_once_after_the_benchmarks_and_alone(course
     spans = intervals(timeline)
     [ceilings] = [s for s in spans if s[0] == "course_ceilings"]
     assert all(end <= ceilings[1] for who, _, end in spans if who != "course_ceilings")
+    assert report.phases["ceilings_s"] >= 0.2  # the stand-in sleeps 0.2 s
 
 
 def test_a_failure_among_others_is_run_again_alone_and_that_is_the_verdict(course):
