@@ -59,11 +59,13 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
 
 
 # Failures whose message shows a cause the neighbours share: running out of GPU or host memory,
-# and the course's leak checks, which compare the device's free memory before and after a call
-# (other programs allocating in between make a clean call look leaky).
+# and the course's leak checks (course::testing::DeviceMemoryWatch, whose failures start with
+# kDeviceMemoryLeaked), which compare the device's free memory before and after a call (other
+# programs allocating in between make a clean call look leaky).
+LEAK_MARKER = "device memory leaked"
 _NEIGHBOURS_MAY_CAUSE = re.compile(
-    r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate"
-    r"|device memory leaked|less free device memory", re.IGNORECASE)
+    r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate|" + re.escape(LEAK_MARKER),
+    re.IGNORECASE)
 
 
 @dataclass

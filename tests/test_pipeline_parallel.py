@@ -7,6 +7,7 @@ at a time, and Ctrl-C ends the programs of every thread."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import threading
@@ -284,9 +285,17 @@ def test_only_failures_the_neighbours_could_cause_are_run_again(course):
 
 
 def test_the_course_leak_checks_say_what_the_pipeline_looks_for():
-    """The leak checks' messages are what marks their failures as the neighbours' possible
-    doing; a reworded message would silently charge students for others' allocations."""
+    """Every leak check is course::testing::DeviceMemoryWatch, whose failures start with the
+    one marker the pipeline looks for; a check with a wording of its own would silently charge
+    students for the neighbours' allocations."""
+    header = (ROOT / "support" / "include" / "course" / "testing.h").read_text()
+    [marker] = re.findall(r'kDeviceMemoryLeaked\[\] = "([^"]+)"', header)
+    assert marker == pipeline.LEAK_MARKER
+    assert pipeline._NEIGHBOURS_MAY_CAUSE.search(f"Actual: false ({marker}: 82 MiB less free)")
     for test in ("ch01_programming_model/error_handling/error_handling_test.cpp",
                  "ch05_constant_memory/readonly_texture/readonly_texture_test.cpp"):
-        source = (ROOT / "chapters" / test).read_text()
-        assert pipeline._NEIGHBOURS_MAY_CAUSE.search(source), test
+        assert "DeviceMemoryWatch" in (ROOT / "chapters" / test).read_text(), test
+    for test in sorted((ROOT / "chapters").glob("*/*/*_test.cpp")):
+        own = re.findall(r'"[^"\n]*(?:leaked|less free)[^"\n]*"', test.read_text(),
+                         re.IGNORECASE)
+        assert own == [], f"{test.name} words a leak check of its own: {own}"

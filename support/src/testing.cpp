@@ -65,6 +65,26 @@ std::vector<std::size_t> written(const unsigned char* zone, std::size_t elements
 
 void wait_for_setup() { CUDA_CHECK(cudaStreamSynchronize(nullptr)); }
 
+std::size_t free_device_bytes() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+DeviceMemoryWatch::DeviceMemoryWatch(std::size_t slack_bytes) : slack_bytes_(slack_bytes) {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  free_before_ = free_device_bytes();
+}
+
+::testing::AssertionResult DeviceMemoryWatch::nothing_leaked(const std::string& advice) const {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::size_t free_after = free_device_bytes();
+  if (free_after + slack_bytes_ >= free_before_) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << kDeviceMemoryLeaked << ": " << (free_before_ - free_after) / (std::size_t{1} << 20)
+         << " MiB less free after the call than before (" << advice << ")";
+}
+
 void fill_device_bytes(void* device, int value, std::size_t bytes) {
   CUDA_CHECK(cudaMemset(device, value, bytes));
   wait_for_setup();

@@ -48,19 +48,7 @@ constexpr std::size_t kLeakVisibleN = (std::size_t{16} << 20) + 5;
          << "not inherit it";
 }
 
-std::size_t free_device_bytes() {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return free_bytes;
-}
-
-::testing::AssertionResult nothing_leaked(std::size_t free_before) {
-  const std::size_t free_after = free_device_bytes();
-  if (free_after + kLeakSlack >= free_before) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "device memory leaked: " << (free_before - free_after) / kMiB
-         << " MiB fewer free after the call than before (free every buffer on error paths)";
-}
+constexpr char kFreeOnErrorPaths[] = "free every buffer on error paths";
 
 std::vector<float> nan_filled(std::size_t n) {
   return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());
@@ -124,7 +112,7 @@ TEST_P(InvalidBlockSize, ReturnsTheErrorThenRecovers) {
   const auto input = course::random_floats(kLeakVisibleN, -1.f, 1.f, rng);
   auto output = nan_filled(kLeakVisibleN);
 
-  const std::size_t free_before = free_device_bytes();
+  const course::testing::DeviceMemoryWatch memory(kLeakSlack);
   const cudaError_t status =
       scale_on_device(input.data(), output.data(), kLeakVisibleN, 2.f, threads_per_block);
   if (threads_per_block <= 0) {
@@ -134,7 +122,7 @@ TEST_P(InvalidBlockSize, ReturnsTheErrorThenRecovers) {
     EXPECT_TRUE(returned_launch_error(status)) << "threads_per_block = " << threads_per_block;
   }
   EXPECT_TRUE(no_error_pending());
-  EXPECT_TRUE(nothing_leaked(free_before));
+  EXPECT_TRUE(memory.nothing_leaked(kFreeOnErrorPaths));
 
   // The failure must not poison the device for the next caller.
   check_valid_call(4097, 128);
@@ -171,13 +159,13 @@ TEST(ErrorHandling, AllocationLargerThanTheGpuFailsCleanlyThenRecovers) {
   const std::size_t n = (total_bytes + 1024 * kMiB) / sizeof(float);
   std::vector<float> input(1024, 1.f), output(1024, 0.f);
 
-  const std::size_t free_before = free_device_bytes();
+  const course::testing::DeviceMemoryWatch memory(kLeakSlack);
   EXPECT_TRUE(returned(cudaErrorMemoryAllocation,
                        scale_on_device(input.data(), output.data(), n, 2.f, 256)))
       << "n = " << n << " floats, " << (n * sizeof(float)) / kMiB << " MiB, on a GPU of "
       << total_bytes / kMiB << " MiB";
   EXPECT_TRUE(no_error_pending());
-  EXPECT_TRUE(nothing_leaked(free_before));
+  EXPECT_TRUE(memory.nothing_leaked(kFreeOnErrorPaths));
   check_valid_call(65537, 256);
 }
 
@@ -199,14 +187,15 @@ TEST(ErrorHandling, SecondAllocationFailsAndTheFirstIsFreed) {
   // Occupy the GPU until about 512 MiB are left, then ask for two buffers of 60 % of what is
   // free each: the first fits, the second cannot, and the first must be released.
   DeviceBallast ballast;
-  const std::size_t free_bytes = free_device_bytes();
+  const std::size_t free_bytes = course::testing::free_device_bytes();
   for (std::size_t keep = 512 * kMiB; free_bytes > keep && keep < 8192 * kMiB; keep *= 2) {
     const std::size_t take = ((free_bytes - keep) / (2 * kMiB)) * (2 * kMiB);
     if (cudaMalloc(&ballast.pointer, take) == cudaSuccess) break;
     ballast.pointer = nullptr;
     (void)cudaGetLastError();  // the test's own failed attempt must not count against the call
   }
-  const std::size_t free_before = free_device_bytes();
+  const course::testing::DeviceMemoryWatch memory(kLeakSlack);
+  const std::size_t free_before = memory.free_before();
   ASSERT_LE(free_before, 8192 * kMiB) << "the test could not occupy the GPU's memory";
   const std::size_t n = (free_before / 10 * 6) / sizeof(float);
   // Contents are irrelevant (correct code fails before copying), so plain zeroed arrays.
@@ -217,7 +206,7 @@ TEST(ErrorHandling, SecondAllocationFailsAndTheFirstIsFreed) {
       << "with " << free_before / kMiB << " MiB free, two buffers of " << n * sizeof(float) / kMiB
       << " MiB each do not fit";
   EXPECT_TRUE(no_error_pending());
-  EXPECT_TRUE(nothing_leaked(free_before));
+  EXPECT_TRUE(memory.nothing_leaked(kFreeOnErrorPaths));
 
   ballast.release();
   check_valid_call(1 << 20, 512);

@@ -315,15 +315,11 @@ TEST(TextureResampleEdge, RepeatedCallsLeaveNoDeviceMemoryBehind) {
     resample(image.data(), kShapes, out.data(), ResampleAddress::kClamp, nullptr);
   };
   call();  // whatever the runtime sets up once on first use is not a leak
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::size_t free_before = 0, free_after = 0, total = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  const course::testing::DeviceMemoryWatch memory(kSlack);
   for (int i = 0; i < kCalls; ++i) call();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
-  EXPECT_GE(free_after + kSlack, free_before)
-      << (free_before - free_after) / (1 << 20) << " MiB less free device memory after "
-      << kCalls << " calls: every call must free what it allocated (cudaFreeArray)";
+  EXPECT_TRUE(memory.nothing_leaked(std::to_string(kCalls) +
+                                    " calls: every call must free what it allocated, "
+                                    "cudaFreeArray included"));
   EXPECT_TRUE(matches_reference(image.host(), kShapes, ResampleAddress::kClamp, out));
 }
 

@@ -199,6 +199,31 @@ class RecordedGraph {
   int kernels_ = 0, memsets_ = 0, copies_ = 0, others_ = 0;
 };
 
+// What every leak check's failure says first. Other exercises graded at the same time allocate
+// device memory too, and free memory cannot tell theirs from the student's, so the grader runs
+// a failed case that says this again alone before it charges it (grader/pipeline.py).
+inline constexpr char kDeviceMemoryLeaked[] = "device memory leaked";
+
+// The device's free memory now (cudaMemGetInfo).
+std::size_t free_device_bytes();
+
+// A leak check: the device's free memory when it is made, against the free memory when
+// nothing_leaked() is asked. Both wait for the device first, so what finished work freed is
+// back.
+class DeviceMemoryWatch {
+ public:
+  // `slack_bytes`: what may go missing without a leak (the driver's rounding and bookkeeping).
+  explicit DeviceMemoryWatch(std::size_t slack_bytes);
+  std::size_t free_before() const noexcept { return free_before_; }
+  // Fails when more than the slack went missing, saying kDeviceMemoryLeaked, how many MiB,
+  // and `advice` (what to free).
+  ::testing::AssertionResult nothing_leaked(const std::string& advice) const;
+
+ private:
+  std::size_t slack_bytes_;
+  std::size_t free_before_;
+};
+
 // Sizes that catch indexing bugs (after CUB's tests): 1, below, at and above a warp and a
 // block, primes, and a value over a million that is not a multiple of anything convenient.
 std::vector<std::size_t> adversarial_sizes();
