@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,6 +61,26 @@ struct Tasks {
   std::vector<std::unique_ptr<GuardedOutput<float>>> outputs;
   std::vector<const float*> input_pointers;
   std::vector<float*> output_pointers;
+};
+
+// `count` tasks of `n_each` floats, a pool of `streams` streams, and the run_tasks call on
+// them: what the edge cases below start from.
+struct TaskRun {
+  TaskRun(int count, std::size_t n_each, int iterations, int streams)
+      : count(count), n_each(n_each), iterations(iterations), rng(course::testing::case_rng()),
+        tasks(count, n_each, rng), pool(make_pool(streams)) {}
+
+  void operator()(cudaStream_t stream) const {
+    run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each,
+              count, iterations, stream);
+  }
+
+  const int count;
+  const std::size_t n_each;
+  const int iterations;
+  std::mt19937_64 rng;
+  Tasks tasks;
+  Pool pool;
 };
 
 struct Shape {
@@ -170,24 +191,14 @@ TEST(ConcurrentKernelsEdge, RunsOnTheGivenStream) {
   // for the fork event (or runs on the default stream) writes its output meanwhile, and
   // waiting on the host is reported. Only the held stream is synchronised afterwards, so a
   // missing join can leave outputs unfinished.
-  const int count = 9;
-  const std::size_t n_each = 1000;
-  const int iterations = 300;
-  auto rng = course::testing::case_rng();
-  Tasks tasks(count, n_each, rng);
-  Pool pool = make_pool(4);
-  ASSERT_NE(pool, nullptr);
+  const TaskRun run(9, 1000, 300, 4);
+  ASSERT_NE(run.pool, nullptr);
   std::vector<course::testing::Watched> watched;
-  for (int t = 0; t < count; ++t)
-    watched.push_back({tasks.output_pointers[t], n_each * sizeof(float),
+  for (int t = 0; t < run.count; ++t)
+    watched.push_back({run.tasks.output_pointers[t], run.n_each * sizeof(float),
                        "outputs[" + std::to_string(t) + "]"});
-  ASSERT_TRUE(course::testing::keeps_to_stream(
-      [&](cudaStream_t s) {
-        run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each,
-                  count, iterations, s);
-      },
-      watched));
-  tasks.expect_results(iterations, "");
+  ASSERT_TRUE(course::testing::keeps_to_stream([&](cudaStream_t s) { run(s); }, watched));
+  run.tasks.expect_results(run.iterations, "");
 }
 
 // "Each task is one launch of its own small kernel": one kernel that runs every task in a block
@@ -195,34 +206,25 @@ TEST(ConcurrentKernelsEdge, RunsOnTheGivenStream) {
 // graph instead of run (the pool's streams join the recording through the fork event), and the
 // graph's kernels counted; replaying the graph must then give every task's result.
 TEST(ConcurrentKernelsEdge, EachTaskIsALaunchOfItsOwn) {
-  const int count = 6;
-  const std::size_t n_each = 1000;
-  const int iterations = 7;
-  auto rng = course::testing::case_rng();
-  Tasks tasks(count, n_each, rng);
-  Pool pool = make_pool(4);
-  ASSERT_NE(pool, nullptr);
+  const TaskRun run(6, 1000, 7, 4);
+  ASSERT_NE(run.pool, nullptr);
   // One ordinary call first, so that one-time set-up (loading the kernel) happens outside the
   // recording.
-  run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each, count,
-            iterations, nullptr);
+  run(nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   // Poisoned again, so that only the replay below can write the results.
-  for (float* output : tasks.output_pointers)
-    course::testing::fill_device_bytes(output, course::kPoisonByte, n_each * sizeof(float));
+  for (float* output : run.tasks.output_pointers)
+    course::testing::fill_device_bytes(output, course::kPoisonByte, run.n_each * sizeof(float));
   CUDA_CHECK(cudaDeviceSynchronize());
   course::Stream stream;
-  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
-    run_tasks(pool.get(), tasks.input_pointers.data(), tasks.output_pointers.data(), n_each,
-              count, iterations, s);
-  });
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) { run(s); });
   ASSERT_TRUE(recorded.problem().empty()) << "run_tasks: " << recorded.problem();
-  ASSERT_EQ(recorded.kernels(), count)
-      << "run_tasks(" << count << " tasks) enqueued " << recorded.census()
+  ASSERT_EQ(recorded.kernels(), run.count)
+      << "run_tasks(" << run.count << " tasks) enqueued " << recorded.census()
       << "; each task must be one launch of its own kernel, on a stream of the pool";
   recorded.replay(stream);
   stream.synchronize();
-  tasks.expect_results(iterations, " after replaying the recorded call");
+  run.tasks.expect_results(run.iterations, " after replaying the recorded call");
 }
 
 TEST(ConcurrentKernelsEdge, JoinsBeforeLaterWorkOnTheStream) {
