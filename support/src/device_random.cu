@@ -1,5 +1,9 @@
 #include "course/device_random.h"
 
+#include <algorithm>
+#include <thread>
+#include <vector>
+
 #include "course/device_fill.cuh"
 
 namespace course {
@@ -33,6 +37,24 @@ void fill_hashed(unsigned* data, std::size_t n, std::uint64_t seed, cudaStream_t
 void fill_hashed(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream, float lo,
                  float hi) {
   fill_by_index(data, n, stream, HashedFloat{seed, lo, hi});
+}
+
+long long hashed_int_sum(std::size_t n, std::uint64_t seed) {
+  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  std::vector<long long> partial(workers, 0);
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&partial, n, seed, w, workers] {
+      long long sum = 0;
+      for (std::size_t i = w * n / workers; i < (w + 1) * n / workers; ++i)
+        sum += hashed_int(i, seed);
+      partial[w] = sum;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  long long sum = 0;
+  for (const long long p : partial) sum += p;
+  return sum;
 }
 
 }  // namespace course

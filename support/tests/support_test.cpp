@@ -108,6 +108,15 @@ TEST(Hash, IntsCoverTheFullRange) {
   EXPECT_GT(highest, std::numeric_limits<int>::max() / 1000 * 999);
 }
 
+TEST(Hash, TheSumOnAllCoresIsTheSumOneByOne) {
+  // Counts that leave some workers nothing, and one that does not divide among them.
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100003}}) {
+    long long one_by_one = 0;
+    for (std::size_t i = 0; i < n; ++i) one_by_one += course::hashed_int(i, 11);
+    EXPECT_EQ(course::hashed_int_sum(n, 11), one_by_one) << "n = " << n;
+  }
+}
+
 TEST(Hash, FloatsStayInRangeAndTheDefaultRangeIsExact) {
   double sum = 0.0;
   float lowest = 1.0f, highest = -1.0f;

@@ -1,9 +1,6 @@
 // ReduceLadderInput (reduce_ladder_measure.h).
 #include "reduce_ladder_measure.h"
 
-#include <algorithm>
-#include <thread>
-
 #include "course/device_random.h"
 #include "course/random.h"
 #include "reduce_ladder.h"
@@ -13,27 +10,6 @@ namespace {
 std::uint64_t input_seed() {
   auto rng = course::make_rng("reduce_ladder_bench");
   return rng();
-}
-
-// The sum of hashed_int(i, seed) for i < count, the host's cores sharing the indices: every
-// rung's benchmark and the ceilings program compute it, so one core would cost each of them
-// a quarter of a second.
-long long hashed_sum(std::uint64_t count, std::uint64_t seed) {
-  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  std::vector<long long> partial(workers, 0);
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      long long sum = 0;
-      for (std::uint64_t i = w * count / workers; i < (w + 1) * count / workers; ++i)
-        sum += course::hashed_int(i, seed);
-      partial[w] = sum;
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  long long sum = 0;
-  for (const long long p : partial) sum += p;
-  return sum;
 }
 
 }  // namespace
@@ -46,7 +22,7 @@ ReduceLadderInput::ReduceLadderInput(course::Benchmark& bench)
       out_(1) {
   course::fill_hashed(in_.data(), kCount, seed_, bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
-  expected_ = {hashed_sum(kCount, seed_)};
+  expected_ = {course::hashed_int_sum(kCount, seed_)};
   // Flipping the lowest bit of one element moves the sum by one.
   sums_in_ = course::TimedIo{
       {course::exact_output(out_, "sum")},

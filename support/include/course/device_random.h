@@ -45,4 +45,8 @@ void fill_hashed(unsigned* data, std::size_t n, std::uint64_t seed, cudaStream_t
 void fill_hashed(float* data, std::size_t n, std::uint64_t seed, cudaStream_t stream,
                  float lo = -1.0f, float hi = 1.0f);
 
+// hashed_int(0, seed) + ... + hashed_int(n - 1, seed) on the host, the host's cores sharing
+// the indices: a reduction benchmark's expected sum without downloading its input.
+long long hashed_int_sum(std::size_t n, std::uint64_t seed);
+
 }  // namespace course
