@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from grader import proc
 from grader.manifest import Exercise, Performance
 from grader.model import Metric, StageResult, StageStatus
 from grader.stages.ceilings import Ceilings
-from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip,
-                                  exercise_work_dir, issue_nonce, program_env, read_json)
+from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
+                                  run_reporting)
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
@@ -24,17 +23,11 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
     work = exercise_work_dir(options, ex)
     out = work / "benchmark.json"
-    out.unlink(missing_ok=True)
-    nonce_file = work / "benchmark.nonce"
-    nonce = issue_nonce(nonce_file)
-    result = proc.run([str(binary), "--ceilings-elsewhere", "--json", str(out)],
-                      ex.benchmark_timeout_s,
-                      env=program_env(options, **{NONCE_ENV: str(nonce_file)}),
-                      output_limit=options.output_limit)
-    nonce_file.unlink(missing_ok=True)
+    result, data, nonce = run_reporting(
+        options, [str(binary), "--ceilings-elsewhere", "--json", str(out)], out,
+        work / "benchmark.nonce", ex.benchmark_timeout_s)
     stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=clip(result.output, 4096))
-    data = read_json(out)
     if result.returncode == NO_GPU_EXIT:
         stage.status = StageStatus.SKIPPED
         stage.message = "no GPU available to benchmark"

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import math
 
-from grader import proc
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
-from grader.stages.common import (NONCE_ENV, GradeOptions, clip, issue_nonce, program_env,
-                                  read_json)
+from grader.stages.common import GradeOptions, clip, run_reporting
 
 TIMEOUT_S = 180.0
 COPY_PREFIX = "copy:"
@@ -109,12 +107,9 @@ class Ceilings:
         if not binary.is_file():
             self._fail(program, keys, f"the course's ceilings program {program} was not built")
             return
-        nonce = issue_nonce(nonce_file)
-        result = proc.run([str(binary), "--only", ",".join(keys), "--json", str(out)],
-                          TIMEOUT_S, env=program_env(self.options, **{NONCE_ENV: str(nonce_file)}),
-                          output_limit=self.options.output_limit)
-        nonce_file.unlink(missing_ok=True)
-        data = read_json(out)
+        result, data, nonce = run_reporting(
+            self.options, [str(binary), "--only", ",".join(keys), "--json", str(out)], out,
+            nonce_file, TIMEOUT_S)
         if not isinstance(data, dict) or data.get("completed") is not True \
                 or data.get("nonce") != nonce:
             tail = clip(result.output.strip(), 600)

@@ -103,3 +103,16 @@ def read_json(path: Path):
         return json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except json.JSONDecodeError:
         return None
+
+
+def run_reporting(options: GradeOptions, command: list[str], out: Path, nonce_file: Path,
+                  timeout_s: float) -> tuple[proc.ProcResult, object, str]:
+    """Runs a program of the course's harness (a benchmark, a ceilings program) that writes its
+    report as JSON to `out`, marked with a fresh nonce given through `nonce_file`: (how the
+    program ended, the report or None, the nonce a report of the harness's own carries)."""
+    out.unlink(missing_ok=True)
+    nonce = issue_nonce(nonce_file)
+    result = proc.run(command, timeout_s, env=program_env(options, **{NONCE_ENV: str(nonce_file)}),
+                      output_limit=options.output_limit)
+    nonce_file.unlink(missing_ok=True)
+    return result, read_json(out), nonce
