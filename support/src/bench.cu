@@ -399,6 +399,16 @@ class Benchmark::CallChecker {
   bool has_golden_[2] = {false, false};
 };
 
+Measurement& Benchmark::add_measurement(const std::string& name, double work_per_run,
+                                        Unit unit) {
+  measurements_.push_back({});
+  Measurement& m = measurements_.back();
+  m.name = name;
+  m.unit = unit;
+  m.work_per_run = work_per_run;
+  return m;
+}
+
 Measurement& Benchmark::time(const std::string& name, double work_per_run, Unit unit,
                              const std::function<void(cudaStream_t)>& run, double budget_s) {
   return time_checked(name, work_per_run, unit, run, nullptr, budget_s);
@@ -414,11 +424,7 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
                                      const std::function<void(cudaStream_t)>& run,
                                      const TimedIo* io, double budget_s) {
   const double budget = budget_s > 0.0 ? budget_s : options_.budget_s;
-  measurements_.push_back({});
-  Measurement& m = measurements_.back();
-  m.name = name;
-  m.unit = unit;
-  m.work_per_run = work_per_run;
+  Measurement& m = add_measurement(name, work_per_run, unit);
   try {
     reset_cache_state();
     std::optional<CallChecker> checker;
@@ -561,11 +567,7 @@ Measurement& Benchmark::shared(const std::string& key, const std::string& name,
     m.key = key;
     return m;
   }
-  measurements_.push_back({});
-  Measurement& m = measurements_.back();
-  m.name = name;
-  m.unit = unit;
-  m.work_per_run = work_per_run;
+  Measurement& m = add_measurement(name, work_per_run, unit);
   m.key = key;
   m.elsewhere = true;
   try {
@@ -604,11 +606,7 @@ Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name)
 
 Measurement& Benchmark::record(const std::string& name, double work_per_run, Unit unit,
                                std::vector<double> samples_ms) {
-  measurements_.push_back({});
-  Measurement& m = measurements_.back();
-  m.name = name;
-  m.unit = unit;
-  m.work_per_run = work_per_run;
+  Measurement& m = add_measurement(name, work_per_run, unit);
   m.samples_ms = std::move(samples_ms);
   const bool positive = std::all_of(m.samples_ms.begin(), m.samples_ms.end(),
                                     [](double ms) { return ms > 0.0; });

@@ -217,6 +217,9 @@ class Benchmark {
  private:
   class CallChecker;  // the golden copies and the per-call comparison (bench.cu)
 
+  // A new measurement of `name`, nothing timed yet (measurements_ keeps references valid).
+  Measurement& add_measurement(const std::string& name, double work_per_run, Unit unit);
+
   Measurement& time_checked(const std::string& name, double work_per_run, Unit unit,
                             const std::function<void(cudaStream_t)>& run, const TimedIo* io,
                             double budget_s);
