@@ -1,6 +1,6 @@
 """Command line: python3 -m grader {init,grade,list,skeletons,render,batch,export-template,
-export-gradescope,gradescope-run,classroom-points}; slurm-task and slurm-merge are run by
-Slurm for `batch --slurm`."""
+export-gradescope,gradescope-run,classroom-points}; slurm-task, slurm-cleanup and slurm-merge
+are run by Slurm for `batch --slurm`."""
 
 from __future__ import annotations
 
@@ -520,6 +520,9 @@ def _add_slurm_parsers(sub) -> None:
     t.add_argument("--round", type=int, required=True)
     t.add_argument("--index", type=int, required=True)
     t.add_argument("--scratch", type=Path, required=True, help="this task's build folder")
+    c = sub.add_parser("slurm-cleanup", help="(run by Slurm for batch --slurm) remove a "
+                       "task's build folder, ending what still works in it")
+    c.add_argument("scratch", type=Path)
     m = sub.add_parser("slurm-merge", help="(run by Slurm for batch --slurm) rebuild the "
                        "gradebook and name the tasks that ended early")
     m.add_argument("out", type=Path)
@@ -541,6 +544,13 @@ def cmd_slurm_task(args) -> int:
                           ROOT, grade, say=_say)
 
 
+def cmd_slurm_cleanup(args) -> int:
+    if slurm.remove_scratch(args.scratch.absolute()):
+        return 0
+    print(f"grader: could not remove {args.scratch}", file=sys.stderr)
+    return 1
+
+
 def cmd_slurm_merge(args) -> int:
     record = slurm.load_round(args.out.resolve(), args.round)
     exercises = manifest.select(manifest.discover(ROOT), record["options"]["exercises"])
@@ -559,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
         _warn_incomplete()
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
                 "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch,
-                "slurm-task": cmd_slurm_task, "slurm-merge": cmd_slurm_merge, **EXPORT_HANDLERS}
+                "slurm-task": cmd_slurm_task, "slurm-cleanup": cmd_slurm_cleanup,
+                "slurm-merge": cmd_slurm_merge, **EXPORT_HANDLERS}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit

@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -162,19 +163,25 @@ def task_script(out: Path, number: int, count: int, settings: SlurmSettings, min
     lines += [
         "set -u",
         f"scratch={settings.scratch}/cuda-course-${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}",
-        "mkdir -p \"$scratch\"",
-        "trap 'rm -rf \"$scratch\"' EXIT",
-        f"export CCACHE_DIR=${{CCACHE_DIR:-{settings.scratch}/cuda-course-ccache}}",
         f"cd {shlex.quote(str(root))}",
+        # slurm-cleanup also ends what still works in the folder (a program that a signal
+        # orphaned would write it back); plain rm where Python itself cannot run. The trap is
+        # set before the folder exists, so that no signal finds it there without one.
+        f"cleanup() {{ {shlex.quote(python)} -m grader slurm-cleanup \"$scratch\" "
+        "|| rm -rf \"$scratch\"; }",
+        "trap cleanup EXIT",
+        "mkdir -p \"$scratch\"",
+        f"export CCACHE_DIR=${{CCACHE_DIR:-{settings.scratch}/cuda-course-ccache}}",
         # Not exec: the trap must still remove the build when the grader ends.
         f"{shlex.quote(python)} -m grader slurm-task {shlex.quote(str(out))} --round {number} "
         "--index \"$SLURM_ARRAY_TASK_ID\" --scratch \"$scratch\" &",
-        # Slurm signals the whole step at a time limit or preemption; wait passes the
-        # grader's status on, and a signal to this shell reaches the grader too.
+        # Slurm signals the whole step at a time limit or preemption; a signal to this shell
+        # reaches the grader too. Each signal ends a wait early, so wait until the grader is
+        # gone (it may still be writing its reports) and pass its status on.
         "child=$!",
         "trap 'kill -TERM $child 2>/dev/null' TERM",
         "wait $child; status=$?",
-        "if [ $status -gt 128 ]; then wait $child; status=$?; fi",
+        "while kill -0 $child 2>/dev/null; do wait $child; status=$?; done",
         "exit $status",
         ""]
     return "\n".join(lines)
@@ -368,6 +375,64 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
         batch.write_atomically(ended, json.dumps(outcome, indent=2) + "\n")
     graded = all(runner.book.summary(s.id) is not None for s in students)
     return EXIT_ALL_GRADED if graded else EXIT_SOME_NOT_GRADED
+
+
+def processes_working_in(folder: Path, proc_root: Path = Path("/proc")) -> list[int]:
+    """The processes (Linux's /proc) whose current directory is in `folder` or that name it in
+    an argument, this one and its parent left out: the programs of a task's build."""
+    inside = str(folder).rstrip("/")
+    spared = {os.getpid(), os.getppid()}
+
+    def names_it(text: str) -> bool:
+        return text == inside or text.endswith(inside) or inside + "/" in text
+
+    found = []
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in spared:
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd").removesuffix(" (deleted)")
+            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if cwd == inside or cwd.startswith(inside + "/") or any(map(names_it, args)):
+            found.append(int(entry.name))
+    return found
+
+
+def end_processes_working_in(folder: Path) -> None:
+    """Stops every process working in `folder` until a look finds none new (a stopped
+    process forks no more), then kills them all."""
+    stopped: set[int] = set()
+    while True:
+        new = [pid for pid in processes_working_in(folder) if pid not in stopped]
+        if not new:
+            break
+        for pid in new:
+            stopped.add(pid)
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def remove_scratch(folder: Path, attempts: int = 5, pause_s: float = 0.5) -> bool:
+    """Removes a task's build folder, first ending every process still working in it: one
+    that a signal orphaned (it has its own session, so the task's end does not reach it) would
+    write the folder back. True once it is gone with nothing left working in it."""
+    for attempt in range(attempts):
+        end_processes_working_in(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder) and not processes_working_in(folder):
+            return True
+        if attempt + 1 < attempts:
+            time.sleep(pause_s)
+    return False
 
 
 # ------------------------------------------------------------------------------ merging

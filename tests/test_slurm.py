@@ -11,6 +11,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,30 +95,103 @@ def test_the_scripts_are_valid_bash(tmp_path, which):
     assert "'" + str(tmp_path / "o u t") + "'" in text
 
 
-def test_the_job_script_passes_a_signal_on_and_removes_its_build(tmp_path):
-    """The array's script run by hand with a stand-in python that sleeps: TERM to the
-    script reaches the grader, whose status the script returns, and the scratch build is
-    gone afterwards."""
+# A stand-in for the task's python: `-m grader slurm-cleanup` goes to the real one, in the
+# course's root (the script's working directory); `-m grader slurm-task` runs GRADER_BODY with
+# $scratch set from its --scratch argument.
+STAND_IN = """#!/bin/bash
+if [ "$3" = slurm-cleanup ]; then exec "$REAL_PYTHON" "$@"; fi
+while [ $# -gt 0 ]; do [ "$1" = --scratch ] && scratch=$2; shift; done
+eval "$GRADER_BODY"
+"""
+
+
+def run_task_script(tmp_path, grader_body: str, signals: int = 1,
+                    gap_s: float = 0.2) -> tuple[int, Path]:
+    """The array's script run by hand, its python a stand-in whose grading is `grader_body`:
+    once the stand-in has touched $READY, `signals` TERMs, `gap_s` apart, to the script.
+    Returns its exit status and its scratch folder."""
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/bash\ntrap 'echo got-term > \"$SEEN\"; exit 143' TERM\n"
-                    "touch \"$READY\"; while true; do sleep 0.05; done\n")
+    fake.write_text(STAND_IN)
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     text = slurm.task_script(tmp_path / "out", 1, 1, slurm.SlurmSettings(scratch=str(tmp_path)),
                              10, 0, str(fake), ROOT)
     script = tmp_path / "task.sbatch"
     script.write_text(text)
     env = dict(os.environ, SLURM_ARRAY_JOB_ID="41", SLURM_ARRAY_TASK_ID="0",
+               REAL_PYTHON=sys.executable, GRADER_BODY=grader_body,
                SEEN=str(tmp_path / "seen"), READY=str(tmp_path / "ready"))
     process = subprocess.Popen(["bash", str(script)], env=env)
-    for _ in range(200):
-        if (tmp_path / "ready").exists():
-            break
-        subprocess.run(["sleep", "0.05"])
-    assert (tmp_path / "cuda-course-41-0").is_dir()
-    process.terminate()
-    assert process.wait(timeout=20) == 143
+    scratch = tmp_path / "cuda-course-41-0"
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert scratch.is_dir()
+    for i in range(signals):
+        if i:
+            time.sleep(gap_s)
+        process.terminate()
+    return process.wait(timeout=30), scratch
+
+
+def test_the_job_script_passes_a_signal_on_and_removes_its_build(tmp_path):
+    """TERM to the script reaches the grader, whose status the script returns, and the
+    scratch build is gone afterwards."""
+    status, scratch = run_task_script(
+        tmp_path, "trap 'echo got-term > \"$SEEN\"; exit 143' TERM\n"
+                  "touch \"$scratch/built.o\" \"$READY\"; while true; do sleep 0.05; done")
+    assert status == 143
     assert (tmp_path / "seen").read_text().strip() == "got-term"
-    assert not (tmp_path / "cuda-course-41-0").exists()
+    assert not scratch.exists()
+
+
+def test_the_job_script_waits_for_the_grader_through_repeated_signals(tmp_path):
+    """A second TERM while the grader is still writing its reports does not end the script
+    before it: the grader's status is passed on and its last writes are removed too."""
+    status, scratch = run_task_script(
+        tmp_path, "trap 'sleep 1; mkdir -p \"$scratch/written-late\"; touch \"$SEEN\"; "
+                  "exit 143' TERM\n"
+                  "touch \"$READY\"; while true; do sleep 0.05; done", signals=3)
+    assert status == 143
+    assert (tmp_path / "seen").exists(), "the script ended before the grader did"
+    assert not scratch.exists()
+
+
+def test_the_job_script_ends_a_program_left_working_in_its_build(tmp_path):
+    """A build step the grader started in its own session, and that a signal left running,
+    would write the folder back after an rm: the script ends it, then removes the folder."""
+    status, scratch = run_task_script(
+        tmp_path, "mkdir -p \"$scratch/build\"; cd \"$scratch/build\"\n"
+                  "setsid bash -c 'while true; do mkdir -p \"$0/obj\"; sleep 0.02; done' "
+                  "\"$scratch/build\" &\n"
+                  "trap 'exit 143' TERM; touch \"$READY\"; while true; do sleep 0.05; done")
+    assert status == 143
+    time.sleep(0.5)  # the orphan, were it alive, would have written the folder back by now
+    assert not scratch.exists()
+    assert not slurm.processes_working_in(scratch)
+
+
+def test_the_processes_working_in_a_folder(tmp_path):
+    build = tmp_path / "cuda-course-7-1"
+    (build / "obj").mkdir(parents=True)
+    neighbour = tmp_path / "cuda-course-7-10"  # another task: a name that starts the same
+    neighbour.mkdir()
+    nap = [sys.executable, "-c", "import time; time.sleep(30)"]
+    sleepers = [subprocess.Popen(nap, cwd=build / "obj"),
+                subprocess.Popen(nap + [str(build)]),
+                subprocess.Popen(nap + [f"-o{build}/obj/a.o"]),
+                subprocess.Popen(nap, cwd=neighbour),
+                subprocess.Popen(nap + [str(neighbour)])]
+    try:
+        found = slurm.processes_working_in(build)
+        assert sorted(p for p in found if p in {s.pid for s in sleepers}) == \
+            sorted(s.pid for s in sleepers[:3])
+        assert slurm.remove_scratch(build) and not build.exists() and neighbour.is_dir()
+        assert [s.wait(timeout=5) for s in sleepers[:3]] == [-9, -9, -9]
+        assert all(s.poll() is None for s in sleepers[3:])
+    finally:
+        for s in sleepers:
+            s.kill()
+            s.wait()
 
 
 # ------------------------------------------------------------------------------ states

@@ -67,6 +67,12 @@ def cache_hits(cache: Path) -> int:
     return int(counts.get("direct_cache_hit", 0)) + int(counts.get("preprocessed_cache_hit", 0))
 
 
+def task_logs(out: Path, number: int) -> str:
+    """The round's task logs, for a failure's message."""
+    logs = sorted((out / "slurm" / f"round-{number}" / "logs").glob("task-*.out"))
+    return "\n".join(f"== {log.name}\n{log.read_text(errors='replace')[-1500:]}" for log in logs)
+
+
 def wait_for_running(cluster, task: str, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -103,7 +109,8 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     assert f"task 1 ({victim}) CANCELLED" in summary and "1 student not graded" in summary
     # Each task built in its own folder on the scratch and removed it; the compiler cache
     # stays for the node's next tasks.
-    assert [p.name for p in scratch.iterdir()] == ["cuda-course-ccache"]
+    left = sorted(p.name for p in scratch.iterdir())
+    assert left == ["cuda-course-ccache"], (left, task_logs(out, 1))
     if shutil.which("ccache"):  # scripts/setup.sh installs it; Meson uses it when it is there
         assert cache_hits(scratch / "cuda-course-ccache") > 0, "no task reused another's objects"
 
