@@ -90,7 +90,8 @@ class Grader:
         self.progress = progress or (lambda _message: None)
         self.gpu = gpu
         self.build_log = ""  # build_all's output, for the warnings of files that compiled
-        self.ceilings = Ceilings(options)  # each shared ceiling measured once per run
+        # Each shared ceiling is measured once per run.
+        self.ceilings = Ceilings(options, self.progress)
 
     def run(self) -> model.Report:
         report = model.Report(

@@ -53,11 +53,15 @@ def test_a_ceiling_is_measured_once_per_run_and_scores_every_exercise(grader_for
     g = grader_for(ex)
     log = tmp_path / "ceilings.log"
     fake_ceilings(g.options.build_dir / "course_ceilings", log, {"copy:1000": 1000.0})
-    ceilings = Ceilings(g.options)
+    said = []
+    ceilings = Ceilings(g.options, said.append)
     first = run_bench(g, ex, ceilings, bench_data(900, 0, baseline_key="copy:1000"))
     second = run_bench(g, dataclasses.replace(ex, name="vector_add_twin"), ceilings,
                        bench_data(500, 0, baseline_key="copy:1000"))
     assert only_keys(log) == ["copy:1000"]  # one program run for both
+    # The student sees the phase between the last benchmark and the scores.
+    assert len(said) == 1 and said[0].startswith("measured 1 shared ceiling with "
+                                                 "course_ceilings ("), said
     assert first.details["ceilings_measured"] == ["copy:1000"]
     assert second.details["ceilings_measured"] == []
     assert first.metrics[0].ratio == pytest.approx(0.9) and first.points == 40

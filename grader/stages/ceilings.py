@@ -15,6 +15,8 @@ its own ratio.
 from __future__ import annotations
 
 import math
+import time
+from typing import Callable
 
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.stages.common import GradeOptions, clip, run_reporting
@@ -29,8 +31,10 @@ class Ceilings:
     """The shared ceilings of one grading run: prepare() measures those the run's benchmarks
     recorded, each program once; complete() hands them to each exercise's measurements."""
 
-    def __init__(self, options: GradeOptions):
+    def __init__(self, options: GradeOptions,
+                 progress: Callable[[str], None] | None = None):
         self.options = options
+        self.progress = progress or (lambda _message: None)
         self._measured: dict[tuple[str, str], dict] = {}  # (program, key) -> its measurement
         self._failed: dict[tuple[str, str], str] = {}     # (program, key) -> why not
         self._first: dict[tuple[str, str], str] = {}      # (program, key) -> first exercise
@@ -107,9 +111,12 @@ class Ceilings:
         if not binary.is_file():
             self._fail(program, keys, f"the course's ceilings program {program} was not built")
             return
+        started = time.monotonic()
         result, data, nonce = run_reporting(
             self.options, [str(binary), "--only", ",".join(keys), "--json", str(out)], out,
             nonce_file, TIMEOUT_S)
+        self.progress(f"measured {len(keys)} shared ceiling{'s' if len(keys) != 1 else ''} "
+                      f"with {program} ({time.monotonic() - started:.1f} s)")
         if not isinstance(data, dict) or data.get("completed") is not True \
                 or data.get("nonce") != nonce:
             tail = clip(result.output.strip(), 600)
