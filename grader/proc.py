@@ -148,6 +148,11 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
     with _running_lock:
         _running[proc.pid] = proc
     try:
+        # stop_all() sets _stopping before it lists the programs: one that started in another
+        # thread meanwhile, too late for its list, sees the flag here and is ended.
+        if _stopping.is_set():
+            _kill_group(proc.pid, 0.5, proc)
+            raise Stopped("the grading was interrupted")
         return _supervise(proc, command, started, timeout_s, output_limit, grace_s, on_line)
     finally:
         with _running_lock:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 import resource
 import signal
+import subprocess
 import time
+
+import pytest
 
 from fakes import alive, python_command
 from grader import proc
@@ -154,3 +157,26 @@ def test_collector_keeps_exact_head_and_tail():
             marker = f"\n[... {len(data) - limit} bytes of output cut ...]\n"
             assert text == data[:head].decode() + marker + (data[-tail:].decode() if tail else "")
         assert c.total == len(data)
+
+
+def test_a_program_started_while_stop_all_runs_is_ended(monkeypatch, tmp_path):
+    """A thread starts a program at the moment another thread's interrupt runs stop_all(),
+    too late for its list of running programs: run() must end it, not supervise it to its
+    time-out."""
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen_then_stop_all(*args, **kwargs):
+        started.append(real_popen(*args, **kwargs))
+        proc.stop_all()  # lists the running programs before this one is registered
+        return started[-1]
+
+    monkeypatch.setattr(proc.subprocess, "Popen", popen_then_stop_all)
+    clock = time.monotonic()
+    try:
+        with pytest.raises(proc.Stopped):
+            proc.run(python_command("import time; time.sleep(30)"), 20)
+    finally:
+        proc.resume()
+    assert time.monotonic() - clock < 10
+    assert started[0].poll() is not None, "the program lives on"
