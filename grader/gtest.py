@@ -11,6 +11,7 @@ or that the test main stopped because it ran past the manifest's case_timeout_s.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,21 @@ def parse_list(output: str) -> list[str]:
         elif suite is not None:
             names.append(suite + line.strip())
     return names
+
+
+def split_filter(gtest_filter: str) -> tuple[list[str], list[str]]:
+    """GoogleTest's filter syntax: POSITIVE[-NEGATIVE], each ':'-separated; the first '-'
+    starts the negative part, and an empty positive part means '*'."""
+    positive, _, negative = gtest_filter.partition("-")
+    return ([p for p in positive.split(":") if p] or ["*"],
+            [p for p in negative.split(":") if p])
+
+
+def selects(gtest_filter: str, case: str) -> bool:
+    """Whether --gtest_filter=gtest_filter runs `case` ("Suite.Name", "Prefix/Suite.Name/p")."""
+    positive, negative = split_filter(gtest_filter)
+    return (any(fnmatch.fnmatchcase(case, p) for p in positive)
+            and not any(fnmatch.fnmatchcase(case, p) for p in negative))
 
 
 def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, then run every test of the course:
 #  1. the grader's and the course's Python tests (GPU-only ones skip without a GPU);
-#  2. compile every solution and every skeleton through the grader (--build-only);
+#  2. compile every solution and every skeleton through the grader (--build-only), and check
+#     on the compiled tests that each sanitizer filter still covers every small test;
 #  3. meson test on the solutions build: the support library's host tests run for real,
 #     exercise tests run on a GPU and are reported as skipped without one.
 set -euo pipefail
@@ -29,6 +30,9 @@ for tree in $trees; do
 done
 
 first_tree=${trees%% *}
+# Every small test still runs under the sanitizer, however its filter was trimmed.
+"$PY" scripts/check_sanitizer_coverage.py "build/ci/$first_tree" || status=1
+
 echo "== 3/3 meson test ($first_tree build)"
 "$PY" -m mesonbuild.mesonmain test -C "build/ci/$first_tree" --print-errorlogs || status=1
 

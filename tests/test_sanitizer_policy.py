@@ -8,18 +8,23 @@
 - the exercises where a read of memory nobody wrote is the likely bug run initcheck;
 - exercises with dynamic parallelism (chapter 07) run memcheck alone: racecheck, synccheck and
   initcheck refuse a program that launches kernels from the device ("CUDA Dynamic Parallelism
-  is not supported by the selected tool", compute-sanitizer of CUDA 13.0 on an H100).
+  is not supported by the selected tool", compute-sanitizer of CUDA 13.0 on an H100);
+- a trimmed filter still runs every test of the Small* instantiations and each instantiation
+  (scripts/check_sanitizer_coverage.py, run by CI on the compiled tests; its rules below).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from grader import manifest
+from grader.gtest import selects, split_filter
 from helpers import ROOT, needs_solutions
 
 EXERCISES = manifest.discover(ROOT)
@@ -85,20 +90,6 @@ def sync_sources(ex: manifest.Exercise) -> list[Path]:
     if ex.shared:
         paths.append(ex.shared_directory / f"{ex.shared}.h")
     return [p for p in paths if p.is_file()]
-
-
-def split_filter(gtest_filter: str) -> tuple[list[str], list[str]]:
-    """GoogleTest's filter syntax: POSITIVE[-NEGATIVE], each ':'-separated; the first '-'
-    starts the negative part, and an empty positive part means '*'."""
-    positive, _, negative = gtest_filter.partition("-")
-    return ([p for p in positive.split(":") if p] or ["*"],
-            [p for p in negative.split(":") if p])
-
-
-def selects(gtest_filter: str, case: str) -> bool:
-    positive, negative = split_filter(gtest_filter)
-    return (any(fnmatch.fnmatchcase(case, p) for p in positive)
-            and not any(fnmatch.fnmatchcase(case, p) for p in negative))
 
 
 def test_the_sync_detector_sees_code_not_comments():
@@ -182,3 +173,61 @@ def test_initcheck_where_uninitialised_reads_are_the_bug(name):
     assert "initcheck" in ex.sanitizer_tools, (
         f"{name}: add 'initcheck' to [sanitizer] tools in {ex.manifest.relative_to(ROOT)} "
         f"({INITCHECK_REQUIRED[name]})")
+
+
+# ------------------------------------------------------------ coverage of the trimmed filters
+# scripts/check_sanitizer_coverage.py runs in CI on the compiled tests; its rules here.
+
+def _coverage_script():
+    spec = importlib.util.spec_from_file_location(
+        "check_sanitizer_coverage", ROOT / "scripts" / "check_sanitizer_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+COVERAGE = _coverage_script()
+CASES = ["Small/Reduce.SumsRandomInts/n_1_block_64", "Small/Reduce.SumsRandomInts/n_33_block_64",
+         "Small/Reduce.SumsFromAMisalignedPointer/n_1_block_64",
+         "SmallEveryBlockSize/Reduce.SumsRandomInts/n_2047_block_128",
+         "Large/Reduce.SumsRandomInts/n_268435456_block_256",
+         "ReduceEdge.ZeroElementsGiveZero", "ReduceEdge.RunsOnTheGivenStream"]
+
+
+def test_a_filter_that_runs_one_case_of_each_small_test_and_instantiation_covers():
+    assert COVERAGE.uncovered(CASES, "Small/*/n_1_*:SmallEveryBlockSize/*-*Stream*") == []
+    assert COVERAGE.problems("reduce", CASES, "Small/*:SmallEveryBlockSize/*") == []
+
+
+def test_a_trim_that_drops_a_small_test_or_an_instantiation_is_named():
+    # The misaligned pointer is called only in its own test: trimmed to random ints, unchecked.
+    assert COVERAGE.uncovered(CASES, "Small/Reduce.SumsRandomInts/*:SmallEveryBlockSize/*") \
+        == ["Reduce.SumsFromAMisalignedPointer"]
+    assert COVERAGE.uncovered(CASES, "Small/*") == ["SmallEveryBlockSize/Reduce"]
+    assert COVERAGE.uncovered(CASES, "ReduceEdge.*") == [
+        "Reduce.SumsFromAMisalignedPointer", "Reduce.SumsRandomInts", "Small/Reduce",
+        "SmallEveryBlockSize/Reduce"]
+    [line] = COVERAGE.problems("reduce", CASES, "Small/*")
+    assert line == "reduce: the sanitizer filter 'Small/*' runs no case of " \
+                   "SmallEveryBlockSize/Reduce"
+
+
+def test_an_exemption_excuses_its_tests_and_must_stay_needed(monkeypatch):
+    monkeypatch.setitem(COVERAGE.EXEMPT, "reduce", ("Reduce.SumsFromAMisaligned*", "why"))
+    trimmed = "Small/Reduce.SumsRandomInts/*:SmallEveryBlockSize/*"
+    assert COVERAGE.problems("reduce", CASES, trimmed) == []
+    [stale] = COVERAGE.problems("reduce", CASES, "Small/*:SmallEveryBlockSize/*")
+    assert "no longer needed" in stale
+
+
+def test_the_exemptions_name_exercises():
+    names = {ex.name for ex in EXERCISES}
+    assert set(COVERAGE.EXEMPT) <= names, set(COVERAGE.EXEMPT) - names
+
+
+def test_the_coverage_check_needs_every_test_program(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_sanitizer_coverage.py"),
+                             str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("_test was not built"), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
