@@ -133,7 +133,7 @@ SelectTypeParameters=CR_Core
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 MinJobAge=600
-KillWait=10
+KillWait=30
 NodeName={NODE} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
 PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
