@@ -43,6 +43,8 @@ from grader.stages import build, integrity, technique, tests
 from grader.stages.common import SECRET_ENV, GradeOptions
 
 EXIT_ALL_GRADED, EXIT_SOME_NOT_GRADED = 0, 1
+# The name of a task's build folder on its node's scratch, as task_script makes it.
+TASK_FOLDER = r"cuda-course-\d+-\d+"
 # The task script's own start and Python's, around the grading itself.
 MARGIN_S = 300
 # Where a task builds when neither --scratch nor the cluster names a node-local folder.
@@ -377,7 +379,7 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
     return EXIT_ALL_GRADED if graded else EXIT_SOME_NOT_GRADED
 
 
-def processes_working_in(folder: Path, proc_root: Path = Path("/proc")) -> list[int]:
+def processes_working_in(folder: Path) -> list[int]:
     """The processes (Linux's /proc) whose current directory is in `folder` or that name it in
     an argument, this one and its parent left out: the programs of a task's build."""
     inside = str(folder).rstrip("/")
@@ -387,7 +389,7 @@ def processes_working_in(folder: Path, proc_root: Path = Path("/proc")) -> list[
         return text == inside or text.endswith(inside) or inside + "/" in text
 
     found = []
-    for entry in proc_root.iterdir():
+    for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) in spared:
             continue
         try:
@@ -424,7 +426,11 @@ def end_processes_working_in(folder: Path) -> None:
 def remove_scratch(folder: Path, attempts: int = 5, pause_s: float = 0.5) -> bool:
     """Removes a task's build folder, first ending every process still working in it: one
     that a signal orphaned (it has its own session, so the task's end does not reach it) would
-    write the folder back. True once it is gone with nothing left working in it."""
+    write the folder back. True once it is gone with nothing left working in it. Only a
+    folder named as task_script names them is touched: "/" would end every process."""
+    if not folder.is_absolute() or not re.fullmatch(TASK_FOLDER, folder.name):
+        raise GraderError(f"{folder} is not a task's build folder (an absolute path ending in "
+                          "cuda-course-<job>-<task>); nothing removed")
     for attempt in range(attempts):
         end_processes_working_in(folder)
         shutil.rmtree(folder, ignore_errors=True)

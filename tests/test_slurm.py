@@ -170,6 +170,17 @@ def test_the_job_script_ends_a_program_left_working_in_its_build(tmp_path):
     assert not slurm.processes_working_in(scratch)
 
 
+@pytest.mark.parametrize("name", ["", "cuda-course-ccache", "cuda-course-41"])
+def test_only_a_task_folder_is_cleaned_up(tmp_path, name):
+    # "/" would stop every process of the node and remove everything.
+    folder = tmp_path / name if name else Path("/")
+    folder.mkdir(exist_ok=True)
+    result = run_cli("slurm-cleanup", folder)
+    assert result.returncode == 2
+    assert_one_line_error(result.stderr, "is not a task's build folder")
+    assert folder.is_dir()
+
+
 def test_the_processes_working_in_a_folder(tmp_path):
     build = tmp_path / "cuda-course-7-1"
     (build / "obj").mkdir(parents=True)
