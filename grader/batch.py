@@ -1,4 +1,5 @@
-"""Batch grading for instructors: many submissions, one after another, into a gradebook.
+"""Batch grading for instructors: many submissions, one after another or several at once
+(--jobs, --gpus), into a gradebook.
 
 OUT/
   reports/<student>.json         the student's report (written atomically: a report that is
@@ -15,6 +16,10 @@ OUT/
 
 A re-run of the same command skips every student with a complete report, so a stopped batch
 resumes where it was; --regrade grades students again (and resumes like the rest).
+
+Several at once: worker threads grade the students the main thread hands them, in roster order,
+each on a slot (a GPU with --gpus, its programs pinned to it); the main thread alone writes the
+shared files (gradebook, leaderboard, batch.json) and the progress lines, and alone sees Ctrl-C.
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ import io
 import json
 import os
 import re
+import threading
 import time
 import traceback
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import html_report, model, render
+from grader import html_report, model, proc, render
 from grader.errors import GraderError
 from grader.manifest import CHAPTER_PATTERN, Exercise
 from grader.stages.common import GradeOptions
@@ -41,9 +48,13 @@ from grader.stages.common import GradeOptions
 # hidden files.
 STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALL_STUDENTS = "*"  # --regrade without a name
-EXIT_ALL_GRADED, EXIT_SOME_FAILED = 0, 1
+EXIT_ALL_GRADED, EXIT_SOME_FAILED, EXIT_INCOMPLETE = 0, 1, 3
 GRADED, NOT_YET = "graded", "not graded yet"
+INCOMPLETE_PREFIX = "incomplete, not measured: "  # the GPU was busy: graded again on a re-run
 FAILED_PREFIX = "failed to grade: "
+# matplotlib's rc_context changes process-wide settings while a page's plots are drawn: workers
+# draw their students' pages one at a time.
+_DRAWING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -165,6 +176,7 @@ class Summary:
     max_total: float
     percent: float
     ratios: list[tuple[str, str, float]]  # (exercise, metric, ratio) measured
+    incomplete: list[str] = dataclasses.field(default_factory=list)  # exercises not measured
 
 
 class Book:
@@ -172,6 +184,8 @@ class Book:
 
     def __init__(self, out: Path):
         self.out = out
+        # Read and filled by one thread (a batch's main thread): workers write only their own
+        # student's files.
         self._cache: dict[Path, tuple[tuple[int, int], Summary | None]] = {}
 
     def report_path(self, sid: str) -> Path:
@@ -214,7 +228,8 @@ class Book:
 
     def record(self, sid: str, report: model.Report) -> None:
         render.write_json(report, self.report_path(sid))
-        html_report.write_if_available(report, self.report_path(sid).with_suffix(".html"))
+        with _DRAWING:
+            html_report.write_if_available(report, self.report_path(sid).with_suffix(".html"))
         self.failure_path(sid).unlink(missing_ok=True)
 
     def record_failure(self, sid: str, reason: str) -> None:
@@ -244,7 +259,9 @@ class Book:
             w.writerow([s.id, *[_number(summary.scores[c]) if c in summary.scores else ""
                                 for c in columns],
                         _number(summary.total), _number(summary.max_total),
-                        _number(summary.percent), GRADED])
+                        _number(summary.percent),
+                        INCOMPLETE_PREFIX + " ".join(summary.incomplete) if summary.incomplete
+                        else GRADED])
         write_atomically(self.out / "gradebook.csv", book.getvalue())
         ranked = ranked_leaderboard(summaries, columns)
         write_atomically(self.out / "leaderboard.csv", leaderboard_csv(ranked))
@@ -291,7 +308,8 @@ def _summarise(report: model.Report) -> Summary:
         for stage in ex.stages:
             ratios += [(ex.name, m.name, m.ratio) for m in stage.metrics if m.ratio is not None]
     return Summary({ex.name: ex.score for ex in report.exercises}, report.score,
-                   report.max_score, report.percent, ratios)
+                   report.max_score, report.percent, ratios,
+                   [ex.name for ex in report.incomplete])
 
 
 def _number(value: float) -> str:
@@ -343,20 +361,79 @@ def save_state(out: Path, state: dict) -> None:
     write_atomically(out / "batch.json", json.dumps(state, indent=2) + "\n")
 
 
+# ------------------------------------------------------------------------------ GPUs
+
+def select_gpus(spec: str, available: list[model.GpuInfo]) -> list[model.GpuInfo]:
+    """The GPUs --gpus names: `all` (every GPU nvidia-smi lists) or nvidia-smi indexes (0,1).
+    GraderError, one line, for no GPU here, an unknown index, an empty item or a repeat."""
+    if not available:
+        raise GraderError("--gpus: no NVIDIA GPU found (nvidia-smi lists none)")
+    if spec.strip() == "all":
+        return list(available)
+    by_index = {g.index: g for g in available}
+    here = ", ".join(str(i) for i in by_index)
+    chosen: list[model.GpuInfo] = []
+    for item in (i.strip() for i in spec.split(",")):
+        if not re.fullmatch(r"[0-9]+", item):
+            raise GraderError(f"--gpus {spec!r}: give all or GPU indexes such as 0,1 "
+                              f"(nvidia-smi lists {here})")
+        gpu = by_index.get(int(item))
+        if gpu is None:
+            raise GraderError(f"--gpus {spec!r}: there is no GPU {item} (nvidia-smi lists "
+                              f"{here})")
+        if gpu in chosen:
+            raise GraderError(f"--gpus {spec!r}: GPU {item} is named twice")
+        chosen.append(gpu)
+    return chosen
+
+
+def _named(student: Student, gpu: model.GpuInfo | None) -> str:
+    return f"{student.id} (GPU {gpu.index})" if gpu else student.id
+
+
 # ------------------------------------------------------------------------------ the run
 
 # grade(student, options, progress) -> Report; raises GraderError when it cannot grade.
 GradeFunction = Callable[[Student, GradeOptions, Callable[[str], None]], model.Report]
 
 
+@dataclass
+class _Graded:
+    """A student a worker has graded: how it went and how long it took."""
+    student: Student
+    outcome: str
+    seconds: float
+    gpu: model.GpuInfo | None
+
+
+@dataclass
+class _Tally:
+    """The finished students' times: the [i/N] of the progress lines and the time left."""
+    total: int
+    at_once: int  # students graded at once
+    times: list[float] = field(default_factory=list)
+
+    def line(self, graded: _Graded) -> str:
+        self.times.append(graded.seconds)
+        done, mean = len(self.times), sum(self.times) / len(self.times)
+        left = self.total - done
+        # The students left go `at_once` at a time, or all at once at the end.
+        eta = f"; about {_duration(mean * left / min(self.at_once, left))} left " \
+              f"({_duration(mean)} a student)" if left else ""
+        return f"[{done}/{self.total}] {_named(graded.student, graded.gpu)}: " \
+               f"{graded.outcome} in {_duration(graded.seconds)}{eta}"
+
+
 class Batch:
-    """Grades the students in roster order, skipping those with a complete report."""
+    """Grades the students in roster order, skipping those with a complete report: `jobs` at
+    once, or with `gpus` `jobs` at once on each GPU, each student pinned to its GPU."""
 
     def __init__(self, students: list[Student], out: Path, exercises: list[Exercise],
                  options: GradeOptions, grade: GradeFunction, *,
                  regrade: list[str] | None = None, seed_given: bool = False,
                  say: Callable[[str], None] = print,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 gpus: list[model.GpuInfo] | None = None, jobs: int = 1):
         self.students = students
         self.book = Book(out)
         self.out = out
@@ -367,6 +444,13 @@ class Batch:
         self.seed_given = seed_given  # --seed given: a re-run must not silently replace it
         self.say = say
         self.clock = clock
+        self.gpus = gpus or []
+        # A worker per slot; the GPUs' slots take turns, so that the first students spread
+        # over every GPU.
+        self.slots: list[model.GpuInfo | None] = \
+            [self.gpus[i % len(self.gpus)] for i in range(len(self.gpus) * jobs)] \
+            if self.gpus else [None] * jobs
+        self._stopping = threading.Event()  # set by the main thread on Ctrl-C
 
     # -- what to grade
 
@@ -414,7 +498,13 @@ class Batch:
         pending = self._pending_regrade(state)
         save_state(self.out, state)
         todo = [s for s in self.students
-                if s.id in pending or self.book.summary(s.id) is None]
+                if s.id in pending or not self._complete(s.id)]
+        again = [s.id for s in todo if self.book.summary(s.id) is not None
+                 and s.id not in pending]
+        if again:
+            self.say(f"{len(again)} students have an incomplete grade (a measurement was not "
+                     f"taken: the GPU was busy): graded again ({', '.join(again[:5])}"
+                     + (" ..." if len(again) > 5 else "") + ")")
         done_before = len(self.students) - len(todo)
         if done_before:
             self.say(f"{done_before} of {len(self.students)} students already have a complete "
@@ -425,47 +515,111 @@ class Batch:
         todo, pending, state = self.plan()
         self.book.rebuild(self.students, self.exercises)
         self.say(f"grading {len(todo)} students with seed {self.options.seed}"
-                 + (" and a secret" if self.options.secret else "") + f"; results in {self.out}")
-        times: list[float] = []
-        for i, student in enumerate(todo, 1):
-            started = self.clock()
-            try:
-                outcome = self.grade_one(student)
-            except KeyboardInterrupt:
-                self.say(f"stopped during {student.id}: {i - 1} of {len(todo)} graded in this "
-                         "run; the same command resumes")
-                raise
-            times.append(self.clock() - started)
-            if student.id in pending:
-                pending.remove(student.id)
-                state["regrade"]["pending"] = pending
-                if not pending:
-                    del state["regrade"]
-                save_state(self.out, state)
-            self.book.rebuild(self.students, self.exercises)
-            mean = sum(times) / len(times)
-            left = len(todo) - i
-            eta = f"; about {_duration(mean * left)} left ({_duration(mean)} a student)" \
-                if left else ""
-            self.say(f"[{i}/{len(todo)}] {student.id}: {outcome} in {_duration(times[-1])}"
-                     f"{eta}")
+                 + (" and a secret" if self.options.secret else "") + self._at_once()
+                 + f"; results in {self.out}")
+        tally = _Tally(len(todo), min(len(self.slots), len(todo)) or 1)
+        upcoming = iter(todo)
+        started: dict[Future, Student] = {}  # in roster order
+        running: dict[Future, int] = {}  # not yet recorded: the slot each works on
+        pool = ThreadPoolExecutor(max_workers=len(self.slots), thread_name_prefix="student")
+        try:
+            while True:
+                # The main thread hands the students out, so that none starts after a stop.
+                for slot in [i for i in range(len(self.slots)) if i not in running.values()]:
+                    student = next(upcoming, None)
+                    if student is None:
+                        break
+                    future = pool.submit(self._grade_timed, student, self.slots[slot])
+                    started[future], running[future] = student, slot
+                if not running:
+                    break
+                # In short waits, so that a signal reaches this thread.
+                done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in [f for f in started if f in done]:
+                    graded = future.result()  # a KeyboardInterrupt of the worker's own too
+                    del running[future]
+                    self._record(graded, tally, pending, state)
+        except BaseException as error:
+            self._stop(list(started))
+            pool.shutdown(wait=True)
+            for future in [f for f in running if f.exception() is None]:  # done meanwhile
+                self._record(future.result(), tally, pending, state)
+            if isinstance(error, KeyboardInterrupt):
+                cut = [_named(s, self.slots[running[f]]) for f, s in started.items()
+                       if f in running and isinstance(f.exception(), KeyboardInterrupt)]
+                self.say("stopped" + (f" during {', '.join(cut)}" if cut else "")
+                         + f": {len(tally.times)} of {len(todo)} graded in this run; the same "
+                         "command resumes")
+            raise
+        pool.shutdown(wait=True)
         missing = [s.id for s in self.students if self.book.summary(s.id) is None]
+        incomplete = [s.id for s in self.students
+                      if s.id not in missing and not self._complete(s.id)]
         self.say(f"done: {len(self.students) - len(missing)} of {len(self.students)} students "
                  "graded" + (f"; could not grade {', '.join(missing[:10])}"
                              + (" ..." if len(missing) > 10 else "") if missing else "")
+                 + (f"; {len(incomplete)} incomplete (the GPU was busy: the same command "
+                    f"grades them again): {', '.join(incomplete[:10])}" if incomplete else "")
                  + f"; gradebook {self.out / 'gradebook.csv'}")
-        return EXIT_SOME_FAILED if missing else EXIT_ALL_GRADED
+        if missing:
+            return EXIT_SOME_FAILED
+        return EXIT_INCOMPLETE if incomplete else EXIT_ALL_GRADED
 
-    def grade_one(self, student: Student, build_dir: Path | None = None) -> str:
+    def _complete(self, sid: str) -> bool:
+        """A report that is there, whole, and final (every measurement taken)."""
+        summary = self.book.summary(sid)
+        return summary is not None and not summary.incomplete
+
+    def _at_once(self) -> str:
+        """How the students are spread, for the first line ("" for one at a time)."""
+        gpus = ", ".join(str(g.index) for g in self.gpus)
+        return (f", {len(self.slots)} at once" if len(self.slots) > 1 else "") \
+            + (f" on GPU{'s' if len(self.gpus) > 1 else ''} {gpus}" if self.gpus else "")
+
+    def _grade_timed(self, student: Student, gpu: model.GpuInfo | None) -> _Graded:
+        """A worker's task."""
+        started = self.clock()
+        outcome = self.grade_one(student, gpu=gpu)
+        return _Graded(student, outcome, self.clock() - started, gpu)
+
+    def _record(self, graded: _Graded, tally: _Tally, pending: list[str], state: dict) -> None:
+        """On the main thread alone, one student at a time: the shared files and the line."""
+        if graded.student.id in pending:
+            pending.remove(graded.student.id)
+            state["regrade"]["pending"] = pending
+            if not pending:
+                del state["regrade"]
+            save_state(self.out, state)
+        self.book.rebuild(self.students, self.exercises)
+        self.say(tally.line(graded))
+
+    def _stop(self, futures: list[Future]) -> None:
+        """Ctrl-C reaches the main thread only: ends every program the workers have running
+        and waits for them; what they were grading is not recorded (grade_one)."""
+        self._stopping.set()
+        try:
+            proc.stop_all()
+            while not all(f.done() for f in futures):
+                wait(futures, timeout=0.5)
+                # Again: a grade's own parallel stages call proc.resume() as they stop.
+                proc.stop_all()
+        finally:
+            proc.resume()
+
+    def grade_one(self, student: Student, build_dir: Path | None = None,
+                  gpu: model.GpuInfo | None = None) -> str:
         """Grades one student, records the report or the failure; returns a line saying how
-        it went. Only KeyboardInterrupt gets out. build_dir: where to build (default
-        OUT/builds/<student>; a Slurm task builds on its node's scratch)."""
+        it went. Only KeyboardInterrupt gets out, also for a grade the batch stopped (nothing
+        recorded then). build_dir: where to build (default OUT/builds/<student>; a Slurm task
+        builds on its node's scratch); gpu: the GPU its programs are pinned to."""
         with open(self.book.log_path(student.id), "w", encoding="utf-8") as log:
             def progress(message: str) -> None:
                 log.write(f"{time.strftime('%H:%M:%S')} {message}\n")
                 log.flush()
 
-            progress(f"grading {student.id}: {student.submission}")
+            progress(f"grading {student.id}: {student.submission}"
+                     + (f" on GPU {gpu.index} ({gpu.uuid})" if gpu else ""))
+            interrupted, failure = False, ""
             try:
                 problem = _submission_problem(student, self.exercises)
                 if problem:
@@ -473,16 +627,22 @@ class Batch:
                 options = dataclasses.replace(
                     self.options, submission=student.submission.resolve(),
                     build_dir=(build_dir or self.book.build_dir(student.id)).resolve())
+                if gpu is not None:
+                    options = dataclasses.replace(options, pin_gpu=gpu.uuid)
                 report = self.grade(student, options, progress)
-            except KeyboardInterrupt:
-                progress("interrupted")
-                raise
+            except (KeyboardInterrupt, proc.Stopped):
+                interrupted = True
             except GraderError as error:
-                return self._failed(student, str(error), progress)
+                failure = str(error)
             except Exception as error:  # a grader bug must not end the batch
                 log.write(traceback.format_exc())
-                return self._failed(student, f"the grader failed: {type(error).__name__}: "
-                                    f"{error}", progress)
+                failure = f"the grader failed: {type(error).__name__}: {error}"
+            # Stopped by the batch: whatever it saw (programs ended by the stop) is no grade.
+            if interrupted or self._stopping.is_set():
+                progress("interrupted")
+                raise KeyboardInterrupt
+            if failure:
+                return self._failed(student, failure, progress)
             self.book.record(student.id, report)
             log.write("\n" + render.terminal(report, log, verbose=True) + "\n")
             return f"{_number(report.score)}/{_number(report.max_score)} " \

@@ -21,7 +21,7 @@ from grader.pipeline import GradeOptions, Grader
 from grader.stages.common import SECRET_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR = 0, 1, 2
+EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
                    "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
                    "8); benchmarks always run alone")
+    _add_sharing_flag(g)
     g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
     _add_instructor_flags(g)
@@ -83,6 +84,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_batch_parser(sub)
     _add_slurm_parsers(sub)
     return p
+
+
+def _add_sharing_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-shared-gpu", action="store_true",
+                   help="score measurements taken while another process used the GPU, and "
+                   "mark them in the report (default: such a measurement is taken again, and "
+                   "reported as not measured if the GPU stays busy: the grade is incomplete, "
+                   "exit status 3)")
 
 
 def _seed(text: str | None) -> int:
@@ -187,7 +196,7 @@ def cmd_grade(args) -> int:
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
                            jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
-                           **_instructor_options(args))
+                           allow_shared_gpu=args.allow_shared_gpu, **_instructor_options(args))
 
     # Progress is for a person watching: none under -q, or when stderr is a file or a pipe.
     watching = not args.quiet and sys.stderr.isatty()
@@ -207,6 +216,13 @@ def cmd_grade(args) -> int:
     _write_exports(report, args)
     print(render.terminal(report, sys.stdout, verbose=args.verbose))
     print(f"\nReport: {json_path}")
+    if report.incomplete:
+        print(f"grade incomplete: {len(report.incomplete)} exercise"
+              f"{'s' if len(report.incomplete) != 1 else ''} could not be measured "
+              f"({', '.join(e.name for e in report.incomplete[:5])}"
+              f"{' ...' if len(report.incomplete) > 5 else ''}): another process kept the GPU "
+              "busy; grade again when it is free (or --allow-shared-gpu)", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if args.fail_under is not None and report.percent + 1e-9 < args.fail_under:
         print(f"score {report.percent:.1f}% is below --fail-under {args.fail_under:g}%",
               file=sys.stderr)
@@ -403,11 +419,15 @@ def _instructor_options(args) -> dict:
 def _add_batch_parser(sub) -> None:
     b = sub.add_parser("batch", help="instructors: grade many submissions into a gradebook "
                        "(resumable)",
-                       description="Grades every student of ROSTER_OR_DIR one after another "
-                       "into DIR: reports/<student>.json, logs/<student>.log, gradebook.csv "
-                       "and leaderboard.csv. Running the same command again resumes: students "
-                       "with a complete report are skipped. Exit status: 0 when every student "
-                       "was graded, 1 when some could not be, 2 for bad input.")
+                       description="Grades every student of ROSTER_OR_DIR into DIR: "
+                       "reports/<student>.json, logs/<student>.log, gradebook.csv and "
+                       "leaderboard.csv; one after another, or several at once (--jobs), or one "
+                       "per GPU of this machine (--gpus), each pinned to its GPU. Running the "
+                       "same command again resumes: students with a complete report are "
+                       "skipped. Exit status: 0 when every student was graded, 1 when some "
+                       "could not be, 2 for bad input, 3 when some grades are incomplete (a "
+                       "measurement not taken: another process kept the GPU busy; the same "
+                       "command grades them again).")
     b.add_argument("roster", type=Path, metavar="ROSTER_OR_DIR",
                    help="a folder of student folders (each laid out like skeletons/; the "
                    "folder name is the student id) or a CSV file: a header row, then "
@@ -425,7 +445,15 @@ def _add_batch_parser(sub) -> None:
     b.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
     b.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
     b.add_argument("--cuda-arch", default="auto", help="compute capability to build for")
-    b.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
+    b.add_argument("-j", "--jobs", type=int, default=1, dest="at_once", metavar="N",
+                   help="students graded at once (default 1; with --gpus, on each GPU): their "
+                   "tests overlap, their benchmarks take turns on the GPU")
+    b.add_argument("--gpus", metavar="all|0,1,...",
+                   help="grade on these GPUs at once (nvidia-smi indexes, or all), each student "
+                   "pinned to one GPU")
+    b.add_argument("--compile-jobs", type=int, dest="jobs", metavar="N",
+                   help="parallel compile jobs of each student's build")
+    _add_sharing_flag(b)
     b.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
                    "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
                    "8); benchmarks always run alone")
@@ -469,10 +497,32 @@ def _slurm_settings(args) -> slurm.SlurmSettings:
     return settings
 
 
+def _batch_gpus(args) -> tuple[list[model.GpuInfo], model.GpuInfo | None]:
+    """The GPUs of --gpus, and the GPU of a batch without it (None: none needed or none)."""
+    if args.gpus is not None:
+        return batch.select_gpus(args.gpus, tools.list_gpus()), None
+    gpu = None if args.slurm else tools.query_gpu()  # a login node needs none
+    if gpu is None and not args.build_only and not args.slurm:
+        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
+                          "on a GPU. Use --build-only to check that everything compiles.")
+    return [], gpu
+
+
 def cmd_batch(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
     if args.jobs is not None and args.jobs < 1:
+        raise GraderError("--compile-jobs takes a positive number")
+    if args.at_once < 1:
         raise GraderError("--jobs takes a positive number")
+    for refused, message in (
+            (args.gpus is not None and args.slurm,
+             "--gpus is not for --slurm: each Slurm task gets a GPU of its own"),
+            (args.gpus is not None and args.build_only,
+             "--gpus is not for --build-only, which runs nothing on a GPU"),
+            (args.at_once != 1 and args.slurm,
+             "--jobs is not for --slurm: --max-parallel says how many tasks run at once")):
+        if refused:
+            raise GraderError(message)
     if args.parallel is not None and args.parallel < 1:
         raise GraderError("--parallel takes a positive number")
     slurm_only = [f for f, v in (("--partition", args.partition), ("--account", args.account),
@@ -488,20 +538,21 @@ def cmd_batch(args) -> int:
     students = batch.read_roster(roster)
     out = args.out.resolve()
     batch.prepare_out(out, roster)
-    gpu = None if args.slurm else tools.query_gpu()  # a login node needs none
-    if gpu is None and not args.build_only and not args.slurm:
-        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
-                          "on a GPU. Use --build-only to check that everything compiles.")
+    gpus, gpu = _batch_gpus(args)
+    gpu_of = {g.uuid: g for g in gpus}  # a student's pinned GPU, for its report
     options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=_seed(args.seed),
                            build_only=args.build_only, sanitizer=not args.no_sanitizer,
                            benchmark=not args.no_benchmark, jobs=args.jobs, parallel=args.parallel,
-                           cuda_arch=args.cuda_arch, **_instructor_options(args))
+                           cuda_arch=args.cuda_arch, allow_shared_gpu=args.allow_shared_gpu,
+                           **_instructor_options(args))
 
     def grade(student, student_options, progress):
-        return Grader(student_options, exercises, progress, gpu).run()
+        return Grader(student_options, exercises, progress,
+                      gpu_of.get(student_options.pin_gpu, gpu)).run()
 
     the_batch = batch.Batch(students, out, exercises, options, grade, regrade=args.regrade,
-                            seed_given=args.seed is not None, say=_say)
+                            seed_given=args.seed is not None, say=_say, gpus=gpus,
+                            jobs=args.at_once)
     if settings is not None:
         return slurm.submit(the_batch, settings, args.exercise, roster,
                             gpus=0 if args.build_only else 1, say=_say)

@@ -85,6 +85,9 @@ class Exercise:
     correctness_points: float = 0.0
     test_timeout_s: float = 60.0
     case_timeout_s: float | None = None   # one case's limit: the test main stops the run there
+    # The tests' verdicts depend on timing or on the GPU's free resources: they (and their
+    # sanitizer runs) hold the GPU alone, never beside another grader's programs.
+    tests_alone: bool = False
     sanitizer_tools: tuple[str, ...] = ("memcheck",)
     sanitizer_filter: str = "*"
     sanitizer_timeout_s: float = 300.0
@@ -206,7 +209,7 @@ def load_manifest(path: Path) -> Exercise:
     shared = _shared_folder(path, name, ex.text("shared"))
 
     correctness = _Table(path, "correctness", top.data.get("correctness"),
-                         {"points", "timeout_s", "case_timeout_s"})
+                         {"points", "timeout_s", "case_timeout_s", "alone"})
     sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
                        {"tools", "gtest_filter", "timeout_s", "leak_check"})
     benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
@@ -258,6 +261,7 @@ def load_manifest(path: Path) -> Exercise:
         test_timeout_s=correctness.number("timeout_s", default=60.0, positive=True),
         case_timeout_s=(correctness.number("case_timeout_s", positive=True)
                         if "case_timeout_s" in correctness.data else None),
+        tests_alone=correctness.flag("alone"),
         sanitizer_tools=tools,
         sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),

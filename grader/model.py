@@ -33,6 +33,9 @@ class ExerciseStatus(StrEnum):
                                        # correctness points withheld, nothing benchmarked
     REJECTED = "rejected"              # the compiled code calls what it must not (course
                                        # baselines, files, processes): nothing run, no points
+    INCOMPLETE = "incomplete"          # correct, but a measurement could not be taken (another
+                                       # process kept the GPU busy): its points withheld until
+                                       # it is graded again
 
 
 class StageStatus(StrEnum):
@@ -43,6 +46,7 @@ class StageStatus(StrEnum):
     TIMED_OUT = "timed_out"
     CRASHED = "crashed"
     EXITED_EARLY = "exited_early"
+    NOT_MEASURED = "not_measured"      # the GPU stayed busy with another process (a benchmark)
 
 
 class CaseStatus(StrEnum):
@@ -130,6 +134,8 @@ class GpuInfo:
     compute_capability: str = ""
     driver: str = ""
     memory_mib: int = 0
+    uuid: str = ""       # nvidia-smi's GPU-... id: names the GPU's lock (grader/gpu_turns.py)
+    index: int = -1      # nvidia-smi's index on its host
 
 
 @dataclass
@@ -146,8 +152,17 @@ class Report:
     # (the untimed stages of every exercise, in parallel), benchmarks (one after another),
     # ceilings (the shared ceilings' programs, each once, after the benchmarks).
     phases: dict = field(default_factory=dict)
+    # How the grade shared its GPU (grader/gpu_turns.py, grader/gpu_load.py): the seconds it
+    # waited for its turns, the measurements taken again or not taken because another process
+    # used the GPU, and whether --allow-shared-gpu kept disturbed measurements.
+    sharing: dict = field(default_factory=dict)
     exercises: list[ExerciseResult] = field(default_factory=list)
     schema: int = SCHEMA_VERSION
+
+    @property
+    def incomplete(self) -> list[ExerciseResult]:
+        """The exercises whose grade is not final: a measurement could not be taken."""
+        return [e for e in self.exercises if e.status == ExerciseStatus.INCOMPLETE]
 
     @property
     def score(self) -> float:
@@ -166,6 +181,7 @@ class Report:
         data["score"] = round(self.score, 3)
         data["max_score"] = round(self.max_score, 3)
         data["percent"] = round(self.percent, 2)
+        data["complete"] = not self.incomplete
         return data
 
     @classmethod

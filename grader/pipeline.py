@@ -28,12 +28,15 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
-from grader import __version__, hidden, model, proc, scoring
+from grader import __version__, gpu_load, gpu_turns, hidden, model, proc, scoring
+from grader.gpu_load import LoadWatch
+from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
 from grader.model import StageStatus
 from grader.stages import benchmark, build, integrity, sanitizer, technique, tests
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
+from grader.stages.measured import Alone
 
 
 # Exercises checked at once by default: at most this many, one per two host cores and per
@@ -90,8 +93,20 @@ class Grader:
         self.progress = progress or (lambda _message: None)
         self.gpu = gpu
         self.build_log = ""  # build_all's output, for the warnings of files that compiled
+        # Turns on the GPU with the machine's other graders, and foreign load looked for
+        # around every measurement (grader/gpu_turns.py, grader/gpu_load.py).
+        self.turns, watch = self._sharing()
+        self.alone = Alone(self.turns, watch, self.progress, options.allow_shared_gpu)
         # Each shared ceiling is measured once per run.
-        self.ceilings = Ceilings(options, self.progress)
+        self.ceilings = Ceilings(options, self.progress, self.alone)
+
+    def _sharing(self) -> tuple[GpuTurns | None, LoadWatch | None]:
+        if self.options.build_only or not self.options.take_turns or self.gpu is None \
+                or not self.gpu.uuid:
+            return None, None
+        turns = GpuTurns(self.gpu.uuid, str(self.options.submission), self.progress)
+        probe = gpu_load.probe_for(self.gpu.uuid)
+        return turns, (LoadWatch(probe) if probe is not None else None)
 
     def run(self) -> model.Report:
         report = model.Report(
@@ -103,7 +118,8 @@ class Grader:
                      "benchmark": self.options.benchmark,
                      "cuda_arch": self.options.cuda_arch,
                      "hidden": self.options.hidden,
-                     "secret": self.options.secret is not None})
+                     "secret": self.options.secret is not None,
+                     "allow_shared_gpu": self.options.allow_shared_gpu})
         self.options.build_dir.mkdir(parents=True, exist_ok=True)
         if self.options.work_dir.exists():
             shutil.rmtree(self.options.work_dir, ignore_errors=True)
@@ -140,8 +156,17 @@ class Grader:
             report.exercises.append(outcome)
             self.progress(f"[{i}/{len(self.exercises)}] {item.ex.key}: {outcome.status}, "
                           f"{outcome.score:g}/{outcome.max_score:g}")
+        report.sharing = self._sharing_record()
         report.finished_at = model.now()
         return report
+
+    def _sharing_record(self) -> dict:
+        if self.turns is None:
+            return {}
+        return {"gpu_uuid": self.turns.uuid, "waited_s": round(self.turns.waited_s, 1),
+                "load_watched": self.alone.watch is not None,
+                "measured_again": self.alone.disturbed, "not_measured": self.alone.gave_up,
+                "allow_shared_gpu": self.options.allow_shared_gpu}
 
     def grade_exercise(self, ex: Exercise) -> model.ExerciseResult:
         """The exercise's result, alone, hidden cases and a secret seed kept out of it."""
@@ -247,10 +272,12 @@ class Grader:
         return False
 
     def _run_alone(self, item: _Checked) -> None:
-        """The tests and sanitizer again, now alone; the compiled-code checks stand."""
+        """The tests and sanitizer again, now alone on the GPU (no other grader's programs
+        either); the compiled-code checks stand."""
         before = {s.name: s.status for s in item.stages_so_far}
         again = self._run_programs(
-            item.ex, [s for s in item.stages_so_far if s.name not in PROGRAM_STAGES])
+            item.ex, [s for s in item.stages_so_far if s.name not in PROGRAM_STAGES],
+            alone=True)
         for stage in again.stages_so_far:
             if stage.name in PROGRAM_STAGES and stage.name in before:
                 stage.details["among_others"] = str(before[stage.name])
@@ -294,17 +321,23 @@ class Grader:
             return _Checked(ex, scoring.not_run(ex, stages, why_not))
         return self._run_programs(ex, stages)
 
-    def _run_programs(self, ex: Exercise, stages: list[model.StageResult]) -> _Checked:
-        """The tests, then the sanitizer, after the compiled-code stages in `stages`."""
+    def _run_programs(self, ex: Exercise, stages: list[model.StageResult],
+                      alone: bool = False) -> _Checked:
+        """The tests, then the sanitizer, after the compiled-code stages in `stages`: each
+        program in a shared turn on the GPU, or alone where the exercise's verdicts depend on
+        timing or free resources (its manifest's `alone`) or the run is a re-run alone."""
         test_binary = self.options.build_dir / f"{ex.name}_test"
-        tested = tests.run(self.options, ex, test_binary)
+        alone = alone or ex.tests_alone
+        with gpu_turns.maybe(self.turns, f"the tests of {ex.key}", alone):
+            tested = tests.run(self.options, ex, test_binary)
         stages.append(tested)
         if tested.status == StageStatus.SKIPPED:
             return _Checked(ex, scoring.grade(ex, stages))
 
         if (self.options.sanitizer and tested.status != StageStatus.TIMED_OUT
                 and "stopped" not in tested.details):  # a case never ends: nothing to check
-            stages.append(sanitizer.run(self.options, ex, test_binary))
+            with gpu_turns.maybe(self.turns, f"the sanitizer runs of {ex.key}", alone):
+                stages.append(sanitizer.run(self.options, ex, test_binary))
         return _Checked(ex, None, stages)
 
     def _benchmark(self, ex: Exercise, stages: list[model.StageResult]) -> None:
@@ -318,8 +351,11 @@ class Grader:
             stages.append(benchmark.not_run(
                 "not run: the exercise must pass its tests and the sanitizer first"))
         else:
-            stages.append(benchmark.run(self.options, ex,
-                                        self.options.build_dir / f"{ex.name}_bench"))
+            binary = self.options.build_dir / f"{ex.name}_bench"
+            measured = self.alone.measure(f"the benchmark of {ex.key}",
+                                          lambda: benchmark.run(self.options, ex, binary),
+                                          suspect=benchmark.timing_suspect)
+            stages.append(benchmark.from_measured(ex, measured))
 
     def _missing(self, ex: Exercise) -> list[str]:
         """The exercise's files missing from the submission (nothing is taken from elsewhere)."""

@@ -44,6 +44,11 @@ def resume() -> None:
     _stopping.clear()
 
 
+def stopping() -> bool:
+    """Whether stop_all() was called and resume() not yet: what waits in a thread gives up."""
+    return _stopping.is_set()
+
+
 @dataclass
 class ProcResult:
     command: list[str]

@@ -17,11 +17,13 @@ _COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
            ExerciseStatus.CRASHED: "31", ExerciseStatus.TIMED_OUT: "31",
            ExerciseStatus.EXITED_EARLY: "31", ExerciseStatus.NOT_SUBMITTED: "90",
            ExerciseStatus.SKIPPED: "90", ExerciseStatus.UNCHECKED: "33",
-           ExerciseStatus.REJECTED: "31"}
+           ExerciseStatus.REJECTED: "31", ExerciseStatus.INCOMPLETE: "35"}
 # Stages whose last lines of output show where the run stopped.
 _STOPPED = (StageStatus.CRASHED, StageStatus.TIMED_OUT, StageStatus.EXITED_EARLY)
 # JUnit has no "not submitted": it is reported as skipped, like a skipped case or stage.
-_JUNIT_SKIPPED = (CaseStatus.SKIPPED, StageStatus.SKIPPED, ExerciseStatus.NOT_SUBMITTED)
+# Not measured (the GPU stayed busy with another process) is no failure of the code.
+_JUNIT_SKIPPED = (CaseStatus.SKIPPED, StageStatus.SKIPPED, StageStatus.NOT_MEASURED,
+                  ExerciseStatus.NOT_SUBMITTED)
 
 
 def _use_color(stream) -> bool:
@@ -177,6 +179,16 @@ def _table(report: model.Report, color: bool) -> list[str]:
     else:
         total = f"{report.score:.1f}/{report.max_score:.1f} ({report.percent:.1f}%)"
         out.append(f"{'total':<{len(head) - len(total)}}{total}")
+        if report.incomplete:
+            out.append(f"INCOMPLETE: {len(report.incomplete)} exercise"
+                       f"{'s were' if len(report.incomplete) != 1 else ' was'} not measured "
+                       "because another process kept the GPU busy; their performance points "
+                       "are withheld, not lost: grade again when the GPU is free")
+        shared = report.sharing.get("allow_shared_gpu") and any(
+            s.details.get("shared_gpu") for e in report.exercises for s in e.stages)
+        if shared:
+            out.append("SHARED GPU: some measurements were taken while another process used "
+                       "the GPU (--allow-shared-gpu); they may be low")
     return out
 
 

@@ -84,6 +84,9 @@ def score_benchmark(ex: Exercise, bench: StageResult) -> None:
         else:
             metric.message = f"{metric.ratio:.2f}x {perf.baseline} (full marks at " \
                              f"{perf.full_at:.2f}x)"
+        if bench.details.get("shared_gpu"):
+            metric.message += f" [measured while {bench.details['shared_gpu']}: " \
+                              "--allow-shared-gpu]"
     bench.points = round(sum(m.points for m in bench.metrics), 3)
     if bench.status == StageStatus.PASSED and bench.points < bench.max_points:
         bench.status = StageStatus.FAILED
@@ -201,6 +204,7 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
     if tests.status == StageStatus.SKIPPED:
         return _result(ex, stages, ExerciseStatus.SKIPPED, tests.message)
     bench = _stage(stages, "benchmark")
+    voided: list[str] = []
     if bench is not None:
         score_benchmark(ex, bench)
         voided = voided_by_technique(ex, technique)
@@ -230,6 +234,12 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         result.status = ExerciseStatus.UNCHECKED if technique.status == StageStatus.ERROR \
             else ExerciseStatus.FAILED
         result.message = why
+    elif bench is not None and bench.status == StageStatus.NOT_MEASURED and not voided:
+        # Not the student's doing: the grade stays open until the measurement can be taken.
+        result.status = ExerciseStatus.INCOMPLETE
+        result.message = (f"grade incomplete: {bench.message}; its "
+                          f"{bench.max_points:g} performance points are withheld until it is "
+                          "graded again with the GPU free")
     elif result.score + 1e-9 < result.max_score:
         result.status = ExerciseStatus.PARTIAL
         result.message = "; ".join(f"{s.name}: {s.message}" if s.name == "technique"

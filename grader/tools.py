@@ -3,6 +3,7 @@ cuobjdump."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,26 +50,65 @@ def find(name: str, required_for: str = "") -> str | None:
     return path
 
 
-def query_gpu() -> GpuInfo | None:
-    """The first GPU as nvidia-smi sees it, or None when there is none."""
+VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
+_QUERY = "index,uuid,name,compute_cap,driver_version,memory.total"
+
+
+def list_gpus() -> list[GpuInfo]:
+    """Every GPU nvidia-smi sees, in its order (its index); [] when there is none or no
+    nvidia-smi."""
     smi = find("nvidia-smi")
     if smi is None:
-        return None
+        return []
     try:
-        result = subprocess.run(
-            [smi, "--query-gpu=name,compute_cap,driver_version,memory.total",
-             "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=30)
+        result = subprocess.run([smi, f"--query-gpu={_QUERY}", "--format=csv,noheader,nounits"],
+                                capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
+        return []
+    if result.returncode != 0:
+        return []
+    return parse_gpu_list(result.stdout)
+
+
+def parse_gpu_list(text: str) -> list[GpuInfo]:
+    """nvidia-smi --query-gpu=<_QUERY> --format=csv,noheader,nounits, as GpuInfo."""
+    gpus = []
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < 6:
+            continue
+        try:
+            index = int(fields[0])
+        except ValueError:
+            continue
+        try:
+            memory = int(float(fields[5]))
+        except ValueError:
+            memory = 0
+        gpus.append(GpuInfo(name=fields[2], compute_capability=fields[3], driver=fields[4],
+                            memory_mib=memory, uuid=fields[1], index=index))
+    return gpus
+
+
+def visible_gpu(gpus: list[GpuInfo], visible: str | None) -> GpuInfo | None:
+    """The GPU a CUDA program sees as device 0 under CUDA_VISIBLE_DEVICES=`visible` (None: not
+    set): its first entry, an index into nvidia-smi's list or a (prefix of a) UUID. None when
+    that names no GPU here (CUDA then sees none either)."""
+    if not gpus:
         return None
-    if result.returncode != 0 or not result.stdout.strip():
+    if visible is None:
+        return gpus[0]
+    first = visible.split(",")[0].strip()
+    if not first:
         return None
-    fields = [f.strip() for f in result.stdout.strip().splitlines()[0].split(",")]
-    if len(fields) < 4:
-        return None
-    try:
-        memory = int(float(fields[3]))
-    except ValueError:
-        memory = 0
-    return GpuInfo(name=fields[0], compute_capability=fields[1], driver=fields[2],
-                   memory_mib=memory)
+    if first.isdigit():  # a position among the GPUs this process can see (a Slurm job's
+        # cgroup shows nvidia-smi only its own, whatever their numbers on the node)
+        return gpus[int(first)] if int(first) < len(gpus) else None
+    wanted = first if first.startswith(("GPU-", "MIG-")) else f"GPU-{first}"
+    return next((g for g in gpus if g.uuid.startswith(wanted)), None)
+
+
+def query_gpu() -> GpuInfo | None:
+    """The GPU this process's CUDA programs use (the first that CUDA_VISIBLE_DEVICES names, or
+    the first GPU), or None when there is none."""
+    return visible_gpu(list_gpus(), os.environ.get(VISIBLE_ENV))

@@ -17,13 +17,23 @@
 #               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
 #               the reports', nobody graded twice
+#   shared      scripts/check_shared_gpu.py concurrent: one grader of solutions/ alone, then
+#               SHARED_GRADERS (default 3) started at once on the GPU, SHARED_ROUNDS times
+#               (default 1) on SHARED_EXERCISES (default EXERCISES): each must earn full marks
+#               with no accusation inferred from timing; the wall times are the detail
+#   neighbour   scripts/check_shared_gpu.py neighbour: a grade of NEIGHBOUR_EXERCISES (default
+#               ch01) while scripts/gpu_hog.cu keeps the GPU busy: exit 3, every benchmark
+#               "not measured" naming the hog, no point lost otherwise
+#   gpus        scripts/check_shared_gpu.py gpus: a class of four copies of solutions/ through
+#               batch --gpus 0, then --gpus all, on GPUS_EXERCISES (default ch01): full marks,
+#               and at most 0.6 of the time with two GPUs or more ("off" with one GPU)
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
 #               fixture under tests/fixtures/submissions graded and checked against its
 #               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
+# SHARED=0, NEIGHBOUR=0, GPUS=0, STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
 # stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, BATCH=0, PYTEST=0,
 # FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
 # (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
@@ -110,6 +120,53 @@ if [ "${SUPPORT:-1}" = 1 ]; then
   fi
 else
   record support off "SUPPORT=0"
+fi
+
+# --- graders sharing the GPU ------------------------------------------------------------------
+# shared_stage STAGE CHECK ARGS...: runs scripts/check_shared_gpu.py CHECK ARGS (log
+# logs/STAGE.txt); its summary line is the detail; its exit status 3 means "not on this machine".
+shared_stage() {
+  local stage=$1 log="$OUT/logs/$1.txt" detail code
+  shift
+  detail=$($PY scripts/check_shared_gpu.py "$@" 2> "$log")
+  code=$?
+  if [ $code = 0 ]; then record "$stage" ok "$detail"
+  elif [ $code = 3 ]; then record "$stage" off "$detail"
+  else
+    tail -n 20 "$log"
+    record "$stage" FAILED "$(echo "$detail" | tr '\n' ' ' | cut -c1-300)"
+  fi
+}
+if [ "${SHARED:-1}" = 1 ]; then
+  echo "== shared: ${SHARED_GRADERS:-3} graders of solutions/ at once, ${SHARED_ROUNDS:-1} rounds"
+  SHARED_ONLY=()
+  for e in ${SHARED_EXERCISES:-${EXERCISES:-}}; do SHARED_ONLY+=(-e "$e"); done
+  shared_stage shared concurrent solutions --alone-build "$SOLUTIONS_BUILD" \
+    --graders "${SHARED_GRADERS:-3}" --rounds "${SHARED_ROUNDS:-1}" --seed "$SEED" \
+    --out "$OUT/shared" "${SHARED_ONLY[@]}"
+else
+  record shared off "SHARED=0"
+fi
+if [ "${NEIGHBOUR:-1}" = 1 ]; then
+  echo "== neighbour: a grade beside a process that keeps the GPU busy"
+  if nvcc -o "$OUT/gpu_hog" scripts/gpu_hog.cu > "$OUT/logs/gpu_hog-build.txt" 2>&1; then
+    NEIGHBOUR_ONLY=()
+    for e in ${NEIGHBOUR_EXERCISES:-ch01}; do NEIGHBOUR_ONLY+=(-e "$e"); done
+    shared_stage neighbour neighbour solutions --hog "$OUT/gpu_hog" \
+      --build-dir "$SOLUTIONS_BUILD" --seed "$SEED" --out "$OUT/neighbour" "${NEIGHBOUR_ONLY[@]}"
+  else
+    record neighbour FAILED "scripts/gpu_hog.cu did not compile (logs/gpu_hog-build.txt)"
+  fi
+else
+  record neighbour off "NEIGHBOUR=0"
+fi
+if [ "${GPUS:-1}" = 1 ]; then
+  echo "== gpus: batch --gpus all against one GPU"
+  GPUS_ONLY=()
+  for e in ${GPUS_EXERCISES:-ch01}; do GPUS_ONLY+=(-e "$e"); done
+  shared_stage gpus gpus solutions --seed "$SEED" --out "$OUT/gpus" "${GPUS_ONLY[@]}"
+else
+  record gpus off "GPUS=0"
 fi
 
 # --- skeletons ----------------------------------------------------------------------------

@@ -8,7 +8,9 @@ reading its behaviour from a JSON file beside it (<script>.json):
   line per case start and end and a last "finished" line on $COURSE_EVENTS, all carrying the
   nonce, GoogleTest's premature-exit file $TEST_PREMATURE_EXIT_FILE, exit 77 without a GPU,
   and misbehaviour on demand per case ("action") or for the whole run.
-* fake_bench: imitates a course benchmark binary (--json PATH, the nonce and "completed": true).
+* fake_bench: imitates a course benchmark binary (--json PATH, the nonce and "completed": true;
+  with "sequence", one report per run in order).
+* FakeProbe: a GPU load probe (grader/gpu_load.py) that answers from a script of looks.
 * fake_ceilings: imitates a course ceilings program (--only KEYS --json PATH), logging its calls.
 * fake_sanitizer: imitates compute-sanitizer (--tool, --error-exitcode, ERROR SUMMARY lines).
 * fake_tool: a meson/ninja stand-in that prints a text and exits with a status.
@@ -218,8 +220,14 @@ if cfg.get("hang"):
     time.sleep(3600)
 if "raw" in cfg:
     open(path, "w").write(cfg["raw"])
-elif "data" in cfg:
-    data = dict(cfg["data"])
+elif "data" in cfg or "sequence" in cfg:
+    if "sequence" in cfg:  # one report per run, in order, the last one repeated
+        counter = os.path.abspath(__file__) + ".count"
+        runs = int(open(counter).read()) if os.path.exists(counter) else 0
+        open(counter, "w").write(str(runs + 1))
+        data = dict(cfg["sequence"][min(runs, len(cfg["sequence"]) - 1)])
+    else:
+        data = dict(cfg["data"])
     if "nonce" not in data:  # a forging submission sets its own
         data["nonce"] = nonce
     open(path, "w").write(json.dumps(data))
@@ -443,3 +451,21 @@ def clean_integrity(monkeypatch) -> None:
     from grader.stages import integrity
     monkeypatch.setattr(integrity, "run", lambda options, ex: StageResult(
         "integrity", StageStatus.PASSED, message="calls nothing it must not (fake build)"))
+
+
+class FakeProbe:
+    """A grader.gpu_load probe: look() answers the scripted Looks in order (the last one
+    repeated); active() answers `active` (a set of pids, or None: cannot tell)."""
+
+    def __init__(self, looks, active=None):
+        self.looks = list(looks)
+        self.active_pids = active
+        self.calls = 0
+
+    def look(self):
+        look = self.looks[min(self.calls, len(self.looks) - 1)]
+        self.calls += 1
+        return look
+
+    def active(self, pids, since_s):
+        return None if self.active_pids is None else set(self.active_pids) & set(pids)

@@ -54,12 +54,15 @@ class Grades:
         return fake_report(options, score, ratio)
 
 
-def run_batch(roster, out, grades, *, regrade=None, seed=7, secret=None, seed_given=True):
-    lines: list[str] = []
+def run_batch(roster, out, grades, *, regrade=None, seed=7, secret=None, seed_given=True,
+              lines=None, **at_once):
+    """lines: where the progress lines go (also when the batch is stopped); at_once: Batch's
+    gpus and jobs (tests/test_batch_parallel.py)."""
+    lines = [] if lines is None else lines
     options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=seed, secret=secret)
     batch.prepare_out(out)
     b = batch.Batch(batch.read_roster(roster), out, [vector_add()], options, grades,
-                    regrade=regrade, seed_given=seed_given, say=lines.append)
+                    regrade=regrade, seed_given=seed_given, say=lines.append, **at_once)
     status = b.run()
     return status, lines
 
@@ -383,3 +386,31 @@ sys.exit(cli.main(sys.argv[1:]))
     assert "1 of 3 students already have a complete report" in r.stderr
     assert (out / "reports" / "alice.json").stat().st_mtime_ns == alice_report
     assert all(row["status"] == "graded" for row in gradebook(out).values())
+
+
+def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, tmp_path):
+    """A student whose benchmark was not measured (another process kept the GPU busy) is not
+    done: the gradebook says so, the batch exits 3, and the same command grades them again."""
+    out = tmp_path / "out"
+
+    def grade(student, options, progress):
+        report = fake_report(options, 60, None)
+        if student.id == "bob" and busy:
+            report.exercises[0].status = model.ExerciseStatus.INCOMPLETE
+        return report
+
+    busy = True
+    calls = Grades({})
+    status, lines = run_batch(roster, out, lambda s, o, p: (calls.calls.append(s.id),
+                                                           grade(s, o, p))[1])
+    assert status == batch.EXIT_INCOMPLETE
+    assert gradebook(out)["bob"]["status"] == batch.INCOMPLETE_PREFIX + "vector_add"
+    assert gradebook(out)["alice"]["status"] == batch.GRADED
+    assert "1 incomplete" in lines[-1] and "bob" in lines[-1]
+    busy = False
+    calls.calls.clear()
+    status, lines = run_batch(roster, out, lambda s, o, p: (calls.calls.append(s.id),
+                                                           grade(s, o, p))[1])
+    assert status == 0 and calls.calls == ["bob"]
+    assert any("incomplete grade" in line and "bob" in line for line in lines)
+    assert gradebook(out)["bob"]["status"] == batch.GRADED

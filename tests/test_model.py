@@ -56,7 +56,7 @@ def test_statuses_are_their_strings():
     assert f"{StageStatus.TIMED_OUT}" == "timed_out" and str(CaseStatus.NOT_RUN) == "not_run"
     assert [s.value for s in ExerciseStatus] == [
         "passed", "partial", "failed", "not_submitted", "compile_error", "crashed",
-        "timed_out", "exited_early", "skipped", "unchecked", "rejected"]
+        "timed_out", "exited_early", "skipped", "unchecked", "rejected", "incomplete"]
 
 
 def test_built_from_strings_holds_enums():

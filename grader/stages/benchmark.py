@@ -14,6 +14,7 @@ from pathlib import Path
 from grader.manifest import Exercise, Performance
 from grader.model import Metric, StageResult, StageStatus
 from grader.stages.ceilings import Ceilings
+from grader.stages.measured import Measured
 from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
                                   run_reporting)
 
@@ -58,6 +59,40 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     return stage
 
 
+def timing_suspect(stage: StageResult | None) -> bool:
+    """Whether a measurement was found invalid only by what its timing suggests (the harness's
+    host-time check, a gate that gave up waiting): such a verdict must hold on a second
+    measurement with nothing else on the GPU before it is given (grader/stages/measured.py)."""
+    if stage is None:
+        return False
+    return any(isinstance(m, dict) and not m.get("valid", True) and m.get("timing_only") is True
+               for m in stage.details.get("measurements", []))
+
+
+def from_measured(ex: Exercise, measured: Measured[StageResult]) -> StageResult:
+    """The benchmark stage of a measurement taken alone on the GPU: as it ran, or not measured
+    when another process kept the GPU busy, or marked when --allow-shared-gpu kept it."""
+    why = measured.disturbance.describe() if measured.disturbance is not None else ""
+    if measured.result is None or measured.not_measured:
+        message = f"not measured: {why}"
+        stage = StageResult("benchmark", StageStatus.NOT_MEASURED, message=message,
+                            details={"disturbed": why, "attempts": measured.attempts})
+        stage.metrics = [metric(perf, {}, message) for perf in ex.performance]
+        return stage
+    stage = measured.result
+    stage.details["attempts"] = measured.attempts
+    if measured.shared:
+        stage.details["shared_gpu"] = why
+    if measured.confirmed:
+        stage.details["confirmed"] = True
+        for entry in stage.details.get("measurements", []):
+            if isinstance(entry, dict) and entry.get("timing_only") is True \
+                    and not entry.get("valid", True):
+                entry["problem"] = (f"{entry.get('problem', '')} (seen on two measurements "
+                                    "with nothing else on the GPU)")
+    return stage
+
+
 def waiting_for_ratios(stage: StageResult) -> bool:
     """The benchmark ran and reported; its metrics wait for ratios()."""
     return stage.status == StageStatus.PASSED and not stage.metrics and "problem" in stage.details
@@ -74,7 +109,12 @@ def ratios(ex: Exercise, stage: StageResult, ceilings: Ceilings) -> None:
     measurements = {m.get("name"): m for m in entries if isinstance(m, dict)}
     stage.metrics = [metric(perf, measurements, stage.details["problem"])
                      for perf in ex.performance]
-    if ceilings_problem and any(m.ratio is None for m in stage.metrics):
+    busy = ceilings.disturbed(ex, entries)
+    if busy and any(m.ratio is None for m in stage.metrics):
+        stage.status = StageStatus.NOT_MEASURED
+        stage.details["disturbed"] = busy
+        stage.message = f"a shared ceiling was not measured: {busy}"
+    elif ceilings_problem and any(m.ratio is None for m in stage.metrics):
         stage.status = StageStatus.ERROR
         stage.message = f"the course could not measure a ceiling (not your code): {ceilings_problem}"
 

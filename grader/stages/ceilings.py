@@ -20,6 +20,7 @@ from typing import Callable
 
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.stages.common import GradeOptions, clip, run_reporting
+from grader.stages.measured import Alone
 
 TIMEOUT_S = 180.0
 COPY_PREFIX = "copy:"
@@ -32,9 +33,11 @@ class Ceilings:
     recorded, each program once; complete() hands them to each exercise's measurements."""
 
     def __init__(self, options: GradeOptions,
-                 progress: Callable[[str], None] | None = None):
+                 progress: Callable[[str], None] | None = None, alone: Alone | None = None):
         self.options = options
         self.progress = progress or (lambda _message: None)
+        self.alone = alone or Alone(None, None)
+        self._busy: dict[tuple[str, str], str] = {}       # (program, key) -> who kept it busy
         self._measured: dict[tuple[str, str], dict] = {}  # (program, key) -> its measurement
         self._failed: dict[tuple[str, str], str] = {}     # (program, key) -> why not
         self._first: dict[tuple[str, str], str] = {}      # (program, key) -> first exercise
@@ -112,9 +115,16 @@ class Ceilings:
             self._fail(program, keys, f"the course's ceilings program {program} was not built")
             return
         started = time.monotonic()
-        result, data, nonce = run_reporting(
-            self.options, [str(binary), "--only", ",".join(keys), "--json", str(out)], out,
-            nonce_file, TIMEOUT_S)
+        measured = self.alone.measure(
+            f"the shared ceilings of {program}",
+            lambda: run_reporting(self.options, [str(binary), "--only", ",".join(keys),
+                                                 "--json", str(out)], out, nonce_file, TIMEOUT_S))
+        if measured.not_measured:
+            why = measured.disturbance.describe()
+            self._fail(program, keys, f"not measured: {why}")
+            self._busy.update({(program, key): why for key in keys})
+            return
+        result, data, nonce = measured.result
         self.progress(f"measured {len(keys)} shared ceiling{'s' if len(keys) != 1 else ''} "
                       f"with {program} ({time.monotonic() - started:.1f} s)")
         if not isinstance(data, dict) or data.get("completed") is not True \
@@ -134,6 +144,16 @@ class Ceilings:
                 self._failed[(program, key)] = (f"the course's ceilings program {program} "
                                                 f"did not measure {key}"
                                                 + (f": {errors}" if errors else ""))
+
+    def disturbed(self, ex: Exercise, entries: list) -> str:
+        """Who kept the GPU busy while a ceiling this exercise needs was to be measured, or ""
+        when none of its ceilings went unmeasured for that reason."""
+        for entry in _elsewhere(entries):
+            why = self._busy.get((self.program_for(ex, str(entry.get("key", ""))),
+                                  str(entry.get("key", ""))))
+            if why:
+                return why
+        return ""
 
     def _fail(self, program: str, keys: list[str], why: str) -> None:
         for key in keys:

@@ -37,6 +37,13 @@ class GradeOptions:
     hidden: bool = False
     # Exercises taken through their untimed stages at once (None: grader.pipeline's default).
     parallel: int | None = None
+    # The UUID of the GPU this grade is pinned to (batch --gpus): its programs see only it.
+    pin_gpu: str = ""
+    # Measurements disturbed by another process on the GPU are scored anyway, and marked.
+    allow_shared_gpu: bool = False
+    # Whether this grade takes turns on its GPU with the machine's other graders
+    # (grader/gpu_turns.py); off only in tests of the grader itself.
+    take_turns: bool = True
 
     @property
     def input_seed(self) -> int:
@@ -66,6 +73,8 @@ def program_env(options: GradeOptions, **extra: str) -> dict:
     env.pop(SECRET_ENV, None)
     env.update({"COURSE_SEED": str(options.input_seed), "GTEST_COLOR": "no",
                 "CUDA_MODULE_LOADING": "EAGER"})
+    if options.pin_gpu:
+        env["CUDA_VISIBLE_DEVICES"] = options.pin_gpu
     env.update(options.extra_env)
     env.update(extra)
     return env

@@ -445,7 +445,7 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     const int timed = static_cast<int>(m.samples_ms.size());
     int call = kWarmups + timed;
     call += call % 2;
-    std::vector<std::string> problems;
+    std::vector<Problem> problems;
     if (checked != nullptr && checked->has_outputs() && !io->waits_for_stream) {
       problems.push_back(off_stream_problem(run, *checked, call));
       call += 2;
@@ -453,12 +453,15 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     problems.push_back(host_time_problem(m, run, checked, call));
     if (checked != nullptr)
       for (std::string& problem : checked->problems(kWarmups, timed))
-        problems.push_back(std::move(problem));
-    for (const std::string& problem : problems) {
-      if (problem.empty()) continue;
+        problems.push_back({std::move(problem), false});
+    bool all_from_timing = true;
+    for (const Problem& problem : problems) {
+      if (problem.text.empty()) continue;
       m.valid = false;
-      m.problem += (m.problem.empty() ? "" : "; ") + problem;
+      m.problem += (m.problem.empty() ? "" : "; ") + problem.text;
+      all_from_timing = all_from_timing && problem.from_timing;
     }
+    m.timing_only = !m.valid && all_from_timing;
   } catch (const std::exception& error) {
     m.valid = false;
     m.problem = error.what();
@@ -497,8 +500,8 @@ void Benchmark::timed_loop(Measurement& m, double budget,
   }
 }
 
-std::string Benchmark::off_stream_problem(const std::function<void(cudaStream_t)>& run,
-                                          CallChecker& checker, int call) {
+Problem Benchmark::off_stream_problem(const std::function<void(cudaStream_t)>& run,
+                                      CallChecker& checker, int call) {
   checker.prepare(call);
   stream_->synchronize();
   const std::vector<unsigned char> before = checker.sample();
@@ -506,19 +509,22 @@ std::string Benchmark::off_stream_problem(const std::function<void(cudaStream_t)
   stream_->synchronize();
   checker.check(call);
   // Once the gate gave up the stream ran, so a changed output says nothing more.
+  // The gate gives up after a time: a call that blocked is told by timing alone.
   if (held.gave_up)
-    return "the launcher waited for the device instead of only enqueueing work on its stream "
-           "(cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous copy; "
-           "COURSE_SYNC_LAUNCHES=1 does it too)";
+    return {"the launcher waited for the device instead of only enqueueing work on its stream "
+            "(cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous copy; "
+            "COURSE_SYNC_LAUNCHES=1 does it too)",
+            true};
   if (held.changed)
-    return "the output was written while the benchmark's stream was held: the work ran "
-           "outside the stream it was given (default stream, a stream of its own, the host)";
-  return "";
+    return {"the output was written while the benchmark's stream was held: the work ran "
+            "outside the stream it was given (default stream, a stream of its own, the host)",
+            false};
+  return {};
 }
 
-std::string Benchmark::host_time_problem(Measurement& m,
-                                         const std::function<void(cudaStream_t)>& run,
-                                         CallChecker* checker, int call) {
+Problem Benchmark::host_time_problem(Measurement& m,
+                                     const std::function<void(cudaStream_t)>& run,
+                                     CallChecker* checker, int call) {
   Event start, stop;
   double best_wall_ms = std::numeric_limits<double>::infinity();
   float stream_ms_of_best = 0.0f;
@@ -542,13 +548,13 @@ std::string Benchmark::host_time_problem(Measurement& m,
     }
   }
   m.host_ms = best_wall_ms;
-  if (best_wall_ms <= kHostTimeFactor * m.median_ms + kHostTimeSlackMs) return "";
+  if (best_wall_ms <= kHostTimeFactor * m.median_ms + kHostTimeSlackMs) return {};
   char text[256];
   std::snprintf(text, sizeof text,
                 "the call took %.3f ms of wall time but only %.3f ms on its stream (timed "
                 "median %.3f ms): work ran on the host or outside the stream",
                 best_wall_ms, static_cast<double>(stream_ms_of_best), m.median_ms);
-  return text;
+  return {text, true};
 }
 
 Measurement& Benchmark::shared(const std::string& key, const std::string& name,
@@ -637,7 +643,9 @@ void Benchmark::check(const std::string& name, const Comparison& comparison) {
     errors_.push_back("check of unknown measurement " + name);
     return;
   }
-  if (!comparison.ok && m->valid) {
+  if (comparison.ok) return;
+  m->timing_only = false;  // a wrong output is shown, not inferred
+  if (m->valid) {
     m->valid = false;
     m->problem = "wrong output in timed runs: " + comparison.summary();
   }
@@ -701,6 +709,7 @@ int Benchmark::finish() {
           .field("host_ms", m.host_ms)
           .field("key", m.key)
           .field("elsewhere", m.elsewhere)
+          .field("timing_only", m.timing_only)
           .end_object();
     }
     json.end_array();

@@ -1,5 +1,6 @@
 #include "course/testing.h"
 
+#include "course/device.h"
 #include "course/stream_gate.h"
 
 #include <algorithm>
@@ -88,6 +89,21 @@ DeviceMemoryWatch::DeviceMemoryWatch(std::size_t slack_bytes) : slack_bytes_(sla
 void fill_device_bytes(void* device, int value, std::size_t bytes) {
   CUDA_CHECK(cudaMemset(device, value, bytes));
   wait_for_setup();
+}
+
+long long resident_thread_capacity() {
+  int device = 0;
+  int per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return static_cast<long long>(per_sm) * course::sm_count();
+}
+
+std::size_t elements_beyond_residency(int per_thread, std::size_t most) {
+  const auto wanted = static_cast<std::size_t>(per_thread > 0 ? per_thread : 1) *
+                          static_cast<std::size_t>(resident_thread_capacity()) +
+                      3;
+  return std::min(wanted, most);
 }
 
 std::vector<std::size_t> adversarial_sizes() {

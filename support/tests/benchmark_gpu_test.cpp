@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -177,6 +179,7 @@ TEST(BenchmarkCalls, AResultCachedByPointerIsInvalid) {
                       course::alternate_element(sum.in.data(), 0, [](int v) { return v ^ 1; })});
   EXPECT_FALSE(m.valid);
   EXPECT_TRUE(mentions(m, "the output did not change when the input did: results cached"));
+  EXPECT_FALSE(m.timing_only);
 }
 
 TEST(BenchmarkCalls, ALaunchOnTheLegacyDefaultStreamIsInvalid) {
@@ -191,6 +194,7 @@ TEST(BenchmarkCalls, ALaunchOnTheLegacyDefaultStreamIsInvalid) {
       course::TimedIo{{course::exact_output(out, "out")}});
   EXPECT_FALSE(m.valid);
   EXPECT_TRUE(mentions(m, "the output was written while the benchmark's stream was held"));
+  EXPECT_FALSE(m.timing_only) << "an output written off the stream is shown, not inferred";
 }
 
 TEST(BenchmarkCalls, AStreamOfTheLaunchersOwnIsInvalid) {
@@ -235,6 +239,26 @@ TEST(BenchmarkCalls, WaitingForTheDeviceInsideTheLauncherIsInvalid) {
       course::TimedIo{{course::exact_output(out, "out")}});
   EXPECT_FALSE(m.valid);
   EXPECT_TRUE(mentions(m, "the launcher waited for the device"));
+  EXPECT_TRUE(m.timing_only) << m.problem;
+}
+
+// Work the stream's events never see (here a pause on the host) shows only in the wall time:
+// invalid, and marked as inferred from timing, which the grader confirms on a second
+// measurement before it says so.
+TEST(BenchmarkCalls, HostTimeBeyondTheStreamsIsInvalidAndMarkedAsTiming) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "host_pause", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t s) {
+        course_test::write_range(out.data(), 0, kOutputCount, value, s);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "work ran on the host or outside the stream"));
+  EXPECT_TRUE(m.timing_only) << m.problem;
 }
 
 TEST(BenchmarkCalls, ALauncherThatWaitsByItsContractIsNotHeld) {

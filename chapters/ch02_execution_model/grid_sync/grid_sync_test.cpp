@@ -36,13 +36,7 @@ std::vector<int> temperatures(std::size_t n, std::mt19937_64& rng) {
 }
 
 // Most threads any cooperative grid can have here, whatever the kernel: every thread resident.
-long long resident_threads() {
-  int device = 0;
-  int per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  return static_cast<long long>(per_sm) * course::sm_count();
-}
+long long resident_threads() { return course::testing::resident_thread_capacity(); }
 
 // Calls the launcher; a cooperative launch the runtime refused for its size becomes a failure
 // that says so and how to size the grid (other errors propagate as they are).
@@ -194,7 +188,10 @@ TEST(JacobiEdge, GridSyncRunsOnTheGivenStream) { keeps_to_its_stream(Launcher::G
 // refuses the launch at once (cudaErrorCooperativeLaunchTooLarge) and the check names both
 // numbers; it never starts blocks that would wait forever at the barrier. At the largest
 // resident grid the probe runs and its barrier holds. Then yours, on more elements than the GPU
-// has resident threads: only an occupancy-sized grid with grid-stride loops can do them.
+// has resident threads: only an occupancy-sized grid with grid-stride loops can do them. Both
+// sizes come from the device's own limits, never from constants: 2 x its resident threads + 3
+// catches a grid of one block per blockDim elements, 32 x + 3 one sized from n at up to 31
+// elements per thread (which 2 x, and on an H100 even the Large sizes, could let fit).
 TEST(GridSyncResidency, OversizedGridIsRefusedAndYoursFits) {
   const int most = rotate_probe_max_blocks();
   ASSERT_GT(most, 0) << "the occupancy API fits no block of the course's probe kernel";
@@ -225,6 +222,8 @@ TEST(GridSyncResidency, OversizedGridIsRefusedAndYoursFits) {
   const long long threads = resident_threads();
   check_sweeps(Launcher::GridSync, static_cast<std::size_t>(2 * threads + 3), 5,
                " on n = 2 x the " + std::to_string(threads) + " threads this GPU can hold + 3");
+  check_sweeps(Launcher::GridSync, course::testing::elements_beyond_residency(32), 5,
+               " on n = 32 x the " + std::to_string(threads) + " threads this GPU can hold + 3");
 }
 
 }  // namespace

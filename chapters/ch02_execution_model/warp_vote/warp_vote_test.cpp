@@ -129,6 +129,23 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::ValuesIn(every_keep(course::testing::large_sizes({(1 << 20) + 3, 1 << 24}))),
     case_name);
 
+// The header's three passes never make a block wait for another. A single-pass compaction that
+// does (a hand-made grid barrier between counting and scattering, blocks spinning on flags that
+// later blocks set) finishes only while its whole grid is resident. The Large sizes are
+// constants, enough on the GPUs they were chosen for; this size comes from the device's own
+// limits: 32 ints for every thread it can hold resident, so a launcher with a block per tile of
+// fewer than 32 elements per thread has more blocks than the whole GPU holds, and such a kernel
+// deadlocks on every GPU, alone or beside other processes (which leave fewer blocks resident,
+// never more). Its own suite keeps it out of the sanitizer's filter.
+TEST(WarpVoteResidency, MoreTilesThanTheGpuHoldsAtOnce) {
+  const std::size_t n = course::testing::elements_beyond_residency(32);
+  auto rng = course::testing::case_rng();
+  check_compaction(make_input(n, Keep::Half, rng), nullptr,
+                   "for n = " + std::to_string(n) + " (32 ints for each of the " +
+                       std::to_string(course::testing::resident_thread_capacity()) +
+                       " threads this GPU holds at once, + 3)");
+}
+
 TEST(WarpVoteEdge, ExtremeThresholds) {
   // INT_MIN keeps every element but INT_MIN itself; INT_MAX keeps none. Code that compares
   // in[i] - threshold with 0 overflows on both.

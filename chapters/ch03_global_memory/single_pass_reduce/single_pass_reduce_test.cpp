@@ -83,6 +83,23 @@ INSTANTIATE_TEST_SUITE_P(Large, SinglePassReduce,
                              {(std::size_t{1} << 20) + 3, std::size_t{1} << 24})),
                          size_name);
 
+// The last-block pattern waits for no other block, so it finishes whatever the grid. A kernel
+// whose blocks wait for each other instead (spinning until the counter reaches gridDim.x, or
+// block 0 waiting for every partial) finishes only while its whole grid is resident. The Large
+// sizes are constants, enough on the GPUs they were chosen for; this size comes from the
+// device's own limits: 32 ints for every thread it can hold resident, so a launcher with fewer
+// than 32 elements per thread launches more blocks than the whole GPU holds (or
+// kSinglePassMaxBlocks) and such a kernel deadlocks on every GPU, alone or beside other
+// processes (which leave fewer blocks resident, never more). Its own suite keeps it out of the
+// sanitizer's filter.
+TEST(SinglePassResidency, MoreBlocksThanTheGpuHoldsAtOnce) {
+  const std::size_t n = course::testing::elements_beyond_residency(32);
+  SCOPED_TRACE("n = " + std::to_string(n) + ": 32 ints for each of the " +
+               std::to_string(course::testing::resident_thread_capacity()) +
+               " threads this GPU holds at once, + 3");
+  check_sum(n, 0);
+}
+
 TEST(SinglePassEdge, SumsFromMisalignedPointers) {
   // One to three ints past a 16-byte boundary: vector loads must not assume alignment.
   for (const std::size_t n : {1000, 65537}) {

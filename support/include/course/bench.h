@@ -48,6 +48,16 @@ struct Measurement {
   std::string key;
   // Recorded, not timed: the grader measures `key` in a course-only program (--ceilings-elsewhere).
   bool elsewhere = false;
+  // Invalid only for what timing suggests (the host-time check, a held stream's gate that gave
+  // up): a neighbour on the GPU can cause that too, so the grader measures again before it
+  // says so. Invalid by what the outputs show (written off the stream, cached) is never this.
+  bool timing_only = false;
+};
+
+// One thing found wrong with a measurement, and whether only its timing showed it.
+struct Problem {
+  std::string text;  // empty: nothing found
+  bool from_timing = false;
 };
 
 // A buffer every timed call writes, in device or managed memory (not host memory).
@@ -230,12 +240,12 @@ class Benchmark {
                   CallChecker* checker);
   // Call `call` with the stream held shut: did the output change anyway, did the call block?
   // Returns the problem, empty when there is none.
-  std::string off_stream_problem(const std::function<void(cudaStream_t)>& run,
-                                 CallChecker& checker, int call);
+  Problem off_stream_problem(const std::function<void(cudaStream_t)>& run,
+                             CallChecker& checker, int call);
   // Calls `call`, call + 2, ... timed by the host clock against their stream time, since the
   // stream's events miss work done elsewhere; sets m.host_ms. Returns the problem or "".
-  std::string host_time_problem(Measurement& m, const std::function<void(cudaStream_t)>& run,
-                                CallChecker* checker, int call);
+  Problem host_time_problem(Measurement& m, const std::function<void(cudaStream_t)>& run,
+                            CallChecker* checker, int call);
   void reset_cache_state();
   void flush_l2();
 

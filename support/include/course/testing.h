@@ -224,6 +224,24 @@ class DeviceMemoryWatch {
   std::size_t free_before_;
 };
 
+// Threads the current device holds resident at once, whatever the kernel:
+// cudaDevAttrMaxThreadsPerMultiProcessor x the SM count (course::sm_count()). No grid of more
+// threads than this ever has all its blocks on the GPU together; beside other processes (MPS,
+// time slicing) fewer of them fit, never more.
+long long resident_thread_capacity();
+
+// An input size for a test whose outcome depends on how many blocks are resident at once (a
+// block waiting for other blocks: a hand-made grid barrier, a spin on another block's flag, a
+// cooperative launch sized from n): `per_thread` elements for every thread the device holds
+// resident (resident_thread_capacity()), plus 3 (a partial tile), at most `most` (the API's
+// limit on n). A launcher that gives each thread fewer than `per_thread` elements, one block per
+// tile, then launches more blocks than the whole GPU holds, so code that waits for blocks that
+// have not started deadlocks (or its cooperative launch is refused) on every GPU, alone or with
+// neighbours, while a correct one passes. Sizes from a constant are right only on the GPUs they
+// were chosen for.
+std::size_t elements_beyond_residency(int per_thread,
+                                      std::size_t most = static_cast<std::size_t>(0x7fffffff));
+
 // Sizes that catch indexing bugs (after CUB's tests): 1, below, at and above a warp and a
 // block, primes, and a value over a million that is not a multiple of anything convenient.
 std::vector<std::size_t> adversarial_sizes();
