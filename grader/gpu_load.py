@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
@@ -22,9 +23,13 @@ from typing import Callable, Protocol
 from grader import tools
 
 # Right after one of the grader's own programs ends, the device's utilisation still counts it
-# for up to a sample period (1/6 s to 1 s): a busy reading with no process in sight is only
-# believed when it holds this long.
+# for a sample period (it read 0 again 0.3-0.4 s after a kernel on an H100): a busy reading
+# with no process in sight is only believed when it holds this long, looked at this often.
 SETTLE_S = 1.2
+SETTLE_POLL_S = 0.05
+# A look this long into a measurement: once the measured program is seen there, this machine
+# shows the GPU's processes, and a busy reading with none in sight is the grader's own.
+PEEK_AFTER_S = 0.3
 # How long a process that exited may still be listed: looks this far apart, this many.
 LINGER_PAUSE_S = 0.25
 LINGER_LOOKS = 6
@@ -233,6 +238,10 @@ class LoadWatch:
         self.clock = clock
         self._before: Look | None = None
         self._started = 0.0
+        self._peek: threading.Timer | None = None
+        # Whether this machine lists the GPU's processes to the grader (a container may not):
+        # learned by looking during a measurement.
+        self.sees_processes = False
 
     def busy_now(self) -> Disturbance | None:
         """Whether something else uses the GPU now (nothing of this grader runs)."""
@@ -245,24 +254,42 @@ class LoadWatch:
             busy = look.processes if active is None else \
                 [p for p in look.processes if p.pid in active]
             return Disturbance(busy) if busy else None
-        if look.utilization:  # no process in sight: believed only when it holds
-            self.sleep(SETTLE_S)
-            again = self.probe.look()
-            if not again.error and not again.processes and again.utilization:
-                return Disturbance([], again.utilization)
-            if again.processes:
-                return self.busy_now()
+        if look.utilization and not self.sees_processes:
+            # No process in sight: the grader's own last program fading from the sample, or
+            # a process this grader cannot see, if it holds.
+            waited = 0.0
+            while waited < SETTLE_S:
+                self.sleep(SETTLE_POLL_S)
+                waited += SETTLE_POLL_S
+                again = self.probe.look()
+                if again.error or not again.utilization:
+                    return None
+                if again.processes:
+                    return self.busy_now()
+            return Disturbance([], again.utilization)
         return None
 
     def start(self) -> None:
         """Right before the measurement."""
         self._before = self.probe.look()
         self._started = self.clock()
+        if not self.sees_processes:
+            self._peek = threading.Timer(PEEK_AFTER_S, self._look_during)
+            self._peek.daemon = True
+            self._peek.start()
+
+    def _look_during(self) -> None:
+        look = self.probe.look()
+        if look.processes and not look.error:
+            self.sees_processes = True
 
     def disturbance(self) -> Disturbance | None:
         """Right after it (its program has ended): the foreign processes that computed
         meanwhile, or None. Processes seen before or after are foreign: none of this
         grader's programs ran at those moments."""
+        if self._peek is not None:
+            self._peek.cancel()
+            self._peek = None
         after = self.probe.look()
         before = self._before or Look()
         if after.error and before.error:

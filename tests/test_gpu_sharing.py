@@ -79,7 +79,7 @@ def test_a_grader_waits_for_anothers_benchmark_and_says_whose_it_is(lock_dir):
         assert waited >= 0.8, "the shared turn did not wait for the exclusive one"
         assert said and said[0].startswith("waiting for the GPU")
         assert f"process {holder.pid}" in said[0] and "/class/alice" in said[0]
-        assert "benchmarking the benchmark of x" in said[0]
+        assert "the benchmark of x of /class/alice" in said[0] and "; alone)" in said[0]
         assert any("the GPU is free" in line for line in said)
         assert turns.waited_s >= 0.8
     finally:
@@ -107,7 +107,7 @@ def test_a_benchmark_waits_for_the_tests_that_share_the_gpu(lock_dir):
         started = time.monotonic()
         with gpu_turns.GpuTurns(UUID, "/class/bob", progress=said.append).alone("bench"):
             assert time.monotonic() - started >= 0.5
-        assert "testing the benchmark of x" in said[0]
+        assert "the benchmark of x of /class/alice" in said[0] and "; shared)" in said[0]
     finally:
         holder.kill()
         holder.wait()
@@ -460,3 +460,17 @@ def test_the_gpu_of_cuda_visible_devices_is_the_one_graded_and_locked():
     assert tools.visible_gpu(gpus, "GPU-bbbb,0").uuid == "GPU-bbbb"
     assert tools.visible_gpu(gpus, "bbbb").uuid == "GPU-bbbb"
     assert tools.visible_gpu(gpus, "7") is None and tools.visible_gpu(gpus, "") is None
+
+
+def test_once_a_measured_program_is_seen_a_busy_reading_without_a_process_is_the_graders_own(
+        monkeypatch):
+    monkeypatch.setattr("grader.gpu_load.PEEK_AFTER_S", 0.05)
+    own = GpuProcess(999, "reduce_bench")
+    probe = FakeProbe([Look([], 0), Look([own], 100), Look([], 100)], active=set())
+    watch = LoadWatch(probe, sleep=lambda s: None)
+    assert not watch.sees_processes
+    watch.start()
+    time.sleep(0.5)  # the measurement runs; the look during it sees the program
+    watch.disturbance()
+    assert watch.sees_processes
+    assert watch.busy_now() is None  # 100% with no process listed: its own program fading
