@@ -100,7 +100,7 @@ def test_shared_turns_overlap(lock_dir):
 
 
 def test_a_benchmark_waits_for_the_tests_that_share_the_gpu(lock_dir):
-    holder = start_holder(lock_dir, how="shared", hold=1.0)
+    holder = start_holder(lock_dir, how="shared", hold=2.0)
     try:
         wait_for_line(holder, "HELD")
         said = []
@@ -474,3 +474,25 @@ def test_once_a_measured_program_is_seen_a_busy_reading_without_a_process_is_the
     watch.disturbance()
     assert watch.sees_processes
     assert watch.busy_now() is None  # 100% with no process listed: its own program fading
+
+
+def test_waiting_for_the_graders_own_programs_is_quiet_and_not_counted(lock_dir, monkeypatch):
+    """An exercise of this grade that runs alone holds up the grade's other workers: nothing
+    to tell the student, and no time waited for other graders."""
+    monkeypatch.setattr(gpu_turns, "FIRST_REPORT_S", 0.1)
+    said = []
+    turns = gpu_turns.GpuTurns(UUID, "/class/bob", progress=said.append)
+    waited = []
+
+    def worker():
+        started = time.monotonic()
+        with turns.shared("the tests of x"):
+            waited.append(time.monotonic() - started)
+
+    with turns.alone("the tests of ch06/event_dependencies"):
+        thread = threading.Thread(target=worker)
+        thread.start()
+        time.sleep(0.6)
+    thread.join(5)
+    assert waited and waited[0] >= 0.5
+    assert said == [] and turns.waited_s == 0.0
