@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader import html_report, model, proc, render
-from grader.errors import GraderError
+from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.manifest import CHAPTER_PATTERN, Exercise
 from grader.stages.common import GradeOptions
 
@@ -48,7 +48,7 @@ from grader.stages.common import GradeOptions
 # hidden files.
 STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALL_STUDENTS = "*"  # --regrade without a name
-EXIT_ALL_GRADED, EXIT_SOME_FAILED, EXIT_INCOMPLETE = 0, 1, 3
+EXIT_ALL_GRADED, EXIT_SOME_FAILED = 0, 1
 GRADED, NOT_YET = "graded", "not graded yet"
 INCOMPLETE_PREFIX = "incomplete, not measured: "  # the GPU was busy: graded again on a re-run
 FAILED_PREFIX = "failed to grade: "

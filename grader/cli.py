@@ -16,12 +16,12 @@ from grader import (__version__, exports, manifest, model, render, skeletons, te
                     workspace)
 from grader import batch, hidden, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
-from grader.errors import GraderError
+from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.pipeline import GradeOptions, Grader
 from grader.stages.common import SECRET_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:

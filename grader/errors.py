@@ -1,3 +1,8 @@
+# `grade` exits 3 when its report is written but not final: a measurement could not be taken
+# because another process kept the GPU busy (grader/stages/measured.py).
+EXIT_INCOMPLETE = 3
+
+
 class GraderError(Exception):
     """The grader itself cannot go on (bad input, missing tool). Printed as one line, exit 2."""
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from grader import manifest, render, template
-from grader.errors import GraderError
+from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.model import CaseStatus, ExerciseResult, ExerciseStatus, Report, StageStatus
 
 _EPS = 1e-9
@@ -333,7 +333,9 @@ def grade_with_cli(root: Path, work: Path) -> Callable[[Path], Report]:
                                  "--json", str(report_path), "-q"], cwd=root,
                                 stderr=subprocess.PIPE, text=True)
         sys.stderr.write(result.stderr)
-        if result.returncode != 0 or not report_path.is_file():
+        # Exit 3: the report is there, some exercises not measured (the GPU was busy); it
+        # says so per exercise, which the results show.
+        if result.returncode not in (0, EXIT_INCOMPLETE) or not report_path.is_file():
             lines = result.stderr.strip().splitlines()
             raise GraderError(lines[-1] if lines else f"exit status {result.returncode}")
         return Report.load(report_path)

@@ -101,8 +101,7 @@ class Grader:
         self.ceilings = Ceilings(options, self.progress, self.alone)
 
     def _sharing(self) -> tuple[GpuTurns | None, LoadWatch | None]:
-        if self.options.build_only or not self.options.take_turns or self.gpu is None \
-                or not self.gpu.uuid:
+        if self.options.build_only or self.gpu is None or not self.gpu.uuid:
             return None, None
         turns = GpuTurns(self.gpu.uuid, str(self.options.submission), self.progress)
         probe = gpu_load.probe_for(self.gpu.uuid)

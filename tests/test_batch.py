@@ -16,7 +16,7 @@ import pytest
 
 from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools
 from grader import batch, cli, html_report, model, tools
-from grader.errors import GraderError
+from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.stages.common import GradeOptions
 from helpers import ROOT, TESTS, make_student, vector_add
 
@@ -403,7 +403,7 @@ def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, 
     calls = Grades({})
     status, lines = run_batch(roster, out, lambda s, o, p: (calls.calls.append(s.id),
                                                            grade(s, o, p))[1])
-    assert status == batch.EXIT_INCOMPLETE
+    assert status == EXIT_INCOMPLETE
     assert gradebook(out)["bob"]["status"] == batch.INCOMPLETE_PREFIX + "vector_add"
     assert gradebook(out)["alice"]["status"] == batch.GRADED
     assert "1 incomplete" in lines[-1] and "bob" in lines[-1]

@@ -227,6 +227,30 @@ def test_cli_grade_faked_full_marks(faked_grade, tmp_path, capsys):
     assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "0"
 
 
+def test_cli_grade_on_a_busy_gpu_exits_3_with_the_grade_incomplete(faked_grade, tmp_path,
+                                                                     capsys, monkeypatch):
+    """Another process keeps the GPU busy through every try: the report is written, the
+    benchmark is not measured (no points lost, none given), the exit status is 3 and the
+    terminal and the JUnit file say why, whatever --fail-under asks."""
+    from grader.gpu_load import GpuProcess, Look
+    from fakes import FakeProbe
+    monkeypatch.setenv("COURSE_GPU_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.setattr(tools, "query_gpu", lambda: model.GpuInfo(
+        "Fake GPU", "9.0", "1", 1, uuid="GPU-fake", index=0))
+    monkeypatch.setattr("grader.gpu_load.probe_for",
+                        lambda uuid: FakeProbe([Look([GpuProcess(77, "train.py")], 99)], {77}))
+    monkeypatch.setattr("grader.stages.measured.FIRST_WAIT_S", 0.0)
+    assert faked_grade(["S.a", "Small/S.b"], bench_data(900, 1000), "--fail-under", "100") == 3
+    captured = capsys.readouterr()
+    assert "INCOMPLETE: 1 exercise was not measured" in captured.out
+    assert "grade incomplete: 1 exercise could not be measured (vector_add)" in captured.err
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["complete"] is False and data["exercises"][0]["status"] == "incomplete"
+    assert "process 77 (train.py)" in data["exercises"][0]["message"]
+    skipped = ET.parse(tmp_path / "j.xml").getroot().find(".//testcase[@name='benchmark']/skipped")
+    assert skipped is not None and "not measured" in skipped.get("message")
+
+
 def test_cli_grade_faked_fail_under(faked_grade, tmp_path, capsys):
     cases = ["Small/S.a", {"name": "Large/S.b", "status": "failed"}]  # outside the filter
     assert faked_grade(cases, bench_data(900, 1000), "--fail-under", "50") == 1

@@ -87,12 +87,16 @@ def test_a_grader_waits_for_anothers_benchmark_and_says_whose_it_is(lock_dir):
         holder.wait()
 
 
-def test_shared_turns_overlap(lock_dir):
-    holder = start_holder(lock_dir, how="shared", hold=20.0)
+@pytest.mark.parametrize("held, wanted, uuid", [
+    ("shared", "shared", UUID),           # tests of several graders share the GPU
+    ("alone", "alone", "GPU-another"),    # graders on different GPUs never wait
+])
+def test_turns_that_do_not_wait(lock_dir, held, wanted, uuid):
+    holder = start_holder(lock_dir, how=held, hold=20.0)
     try:
         wait_for_line(holder, "HELD")
         started = time.monotonic()
-        with gpu_turns.GpuTurns(UUID, "/class/bob").shared("the tests of y"):
+        with getattr(gpu_turns.GpuTurns(uuid, "/class/bob"), wanted)("the tests of y"):
             assert time.monotonic() - started < 2.0
     finally:
         holder.kill()
@@ -108,18 +112,6 @@ def test_a_benchmark_waits_for_the_tests_that_share_the_gpu(lock_dir):
         with gpu_turns.GpuTurns(UUID, "/class/bob", progress=said.append).alone("bench"):
             assert time.monotonic() - started >= 0.5
         assert "the benchmark of x of /class/alice" in said[0] and "; shared)" in said[0]
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-def test_graders_on_different_gpus_do_not_wait(lock_dir):
-    holder = start_holder(lock_dir, hold=20.0)
-    try:
-        wait_for_line(holder, "HELD")
-        started = time.monotonic()
-        with gpu_turns.GpuTurns("GPU-another", "/class/bob").alone("bench"):
-            assert time.monotonic() - started < 2.0
     finally:
         holder.kill()
         holder.wait()

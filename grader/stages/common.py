@@ -41,9 +41,6 @@ class GradeOptions:
     pin_gpu: str = ""
     # Measurements disturbed by another process on the GPU are scored anyway, and marked.
     allow_shared_gpu: bool = False
-    # Whether this grade takes turns on its GPU with the machine's other graders
-    # (grader/gpu_turns.py); off only in tests of the grader itself.
-    take_turns: bool = True
 
     @property
     def input_seed(self) -> int:
