@@ -646,7 +646,8 @@ class Batch:
             self.book.record(student.id, report)
             log.write("\n" + render.terminal(report, log, verbose=True) + "\n")
             return f"{_number(report.score)}/{_number(report.max_score)} " \
-                   f"({report.percent:.1f}%)"
+                   f"({report.percent:.1f}%)" + (f", incomplete: {len(report.incomplete)} not " \
+                                                  "measured" if report.incomplete else "")
 
     def _failed(self, student: Student, reason: str, progress: Callable[[str], None]) -> str:
         reason = " ".join(reason.split())  # one line in the gradebook

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Grades on a shared GPU, end to end on a GPU machine (scripts/gpu_check.sh runs each):
 
-  concurrent SUBMISSION --alone-build DIR   one grader alone (into DIR, already built), then
+  concurrent SUBMISSION --alone-build DIR   one grader alone (into DIR; "none": not run), then
                                             GRADERS graders started at once on the same GPU,
                                             ROUNDS times: every report must have full marks and
                                             no accusation inferred from timing
@@ -80,17 +80,20 @@ def concurrent(args, only: list[str]) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
-    started = time.monotonic()
-    alone = subprocess.run(grade_command(args.submission, Path(args.alone_build),
-                                         out / "alone.json", args.seed, only),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    alone_s = time.monotonic() - started
-    report = load(out / "alone.json", problems)
-    if alone.returncode != 0 or report is None:
-        problems.append(f"alone: exit {alone.returncode}: {alone.stderr.strip()[-300:]}")
-    else:
-        full_marks(report, "alone", problems)
-    lines = [f"alone {alone_s:.0f} s ({phases(report) if report else 'no report'})"]
+    alone_s = 0.0
+    lines = ["alone: not run (--alone-build none)"]
+    if args.alone_build != "none":
+        started = time.monotonic()
+        alone = subprocess.run(grade_command(args.submission, Path(args.alone_build),
+                                             out / "alone.json", args.seed, only),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        alone_s = time.monotonic() - started
+        report = load(out / "alone.json", problems)
+        if alone.returncode != 0 or report is None:
+            problems.append(f"alone: exit {alone.returncode}: {alone.stderr.strip()[-300:]}")
+        else:
+            full_marks(report, "alone", problems)
+        lines = [f"alone {alone_s:.0f} s ({phases(report) if report else 'no report'})"]
     for round_ in range(1, args.rounds + 1):
         running = []
         started = time.monotonic()
@@ -115,8 +118,8 @@ def concurrent(args, only: list[str]) -> int:
             full_marks(report, label, problems)
             lines.append(f"round {round_} grader {k}: {report.score:g}/{report.max_score:g} "
                          f"in {walls[-1]:.0f} s ({phases(report)})")
-        lines.append(f"round {round_}: {args.graders} at once in {max(walls):.0f} s, "
-                     f"{max(walls) / alone_s:.2f}x one alone")
+        lines.append(f"round {round_}: {args.graders} at once in {max(walls):.0f} s"
+                     + (f", {max(walls) / alone_s:.2f}x one alone" if alone_s else ""))
     print("\n".join(lines), file=sys.stderr)
     for problem in problems:
         print(f"check_shared_gpu: {problem}", file=sys.stderr)

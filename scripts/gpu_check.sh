@@ -21,6 +21,7 @@
 #               SHARED_GRADERS (default 3) started at once on the GPU, SHARED_ROUNDS times
 #               (default 1) on SHARED_EXERCISES (default EXERCISES): each must earn full marks
 #               with no accusation inferred from timing; the wall times are the detail
+#               (SHARED_ALONE=0: without the grader alone)
 #   neighbour   scripts/check_shared_gpu.py neighbour: a grade of NEIGHBOUR_EXERCISES (default
 #               ch01) while scripts/gpu_hog.cu keeps the GPU busy: exit 3, every benchmark
 #               "not measured" naming the hog, no point lost otherwise
@@ -141,7 +142,9 @@ if [ "${SHARED:-1}" = 1 ]; then
   echo "== shared: ${SHARED_GRADERS:-3} graders of solutions/ at once, ${SHARED_ROUNDS:-1} rounds"
   SHARED_ONLY=()
   for e in ${SHARED_EXERCISES:-${EXERCISES:-}}; do SHARED_ONLY+=(-e "$e"); done
-  shared_stage shared concurrent solutions --alone-build "$SOLUTIONS_BUILD" \
+  # SHARED_ALONE=0: no grader alone first (its time comes from another run).
+  alone_build=$SOLUTIONS_BUILD; [ "${SHARED_ALONE:-1}" = 0 ] && alone_build=none
+  shared_stage shared concurrent solutions --alone-build "$alone_build" \
     --graders "${SHARED_GRADERS:-3}" --rounds "${SHARED_ROUNDS:-1}" --seed "$SEED" \
     --out "$OUT/shared" "${SHARED_ONLY[@]}"
 else

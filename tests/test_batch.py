@@ -407,6 +407,8 @@ def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, 
     assert gradebook(out)["bob"]["status"] == batch.INCOMPLETE_PREFIX + "vector_add"
     assert gradebook(out)["alice"]["status"] == batch.GRADED
     assert "1 incomplete" in lines[-1] and "bob" in lines[-1]
+    assert any(line.startswith("[2/5] bob: 60/100 (60.0%), incomplete: 1 not measured")
+               for line in lines)
     busy = False
     calls.calls.clear()
     status, lines = run_batch(roster, out, lambda s, o, p: (calls.calls.append(s.id),
