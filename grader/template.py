@@ -28,9 +28,11 @@ INCLUDED = ("chapters", "skeletons", "support", "grader", "scripts", "docs", "te
 # Never copied: the answers (solutions/, and the fixtures, several of which are solution code
 # with one thing changed); instructor-only material: hidden test sources (grader/hidden.py:
 # <name>_hidden_test.cpp) and anything in a folder named instructor, instructor_* or hidden;
-# the GPU check, which grades solutions/; caches. An entry with a slash matches that path and
+# the GPU check and the tools only it runs (the shared-GPU check grades copies of solutions/,
+# with a program that keeps the GPU busy); caches. An entry with a slash matches that path and
 # everything under it; one without matches any folder or file name on the way (any case).
 EXCLUDED = ("solutions", "tests/fixtures/submissions", "scripts/gpu_check.sh",
+            "scripts/check_shared_gpu.py", "scripts/gpu_hog.cu",
             "*_hidden_test.*", "instructor", "instructor_*", "hidden", "__pycache__", "*.pyc",
             ".pytest_cache")
 # The student's own repository tracks their work, so the template's .gitignore must not
