@@ -37,7 +37,10 @@ def lock_dir(tmp_path, monkeypatch):
 
 # A grader in another process: takes a turn, says when it has it, holds it for `hold` seconds.
 _HOLDER = r'''
-import sys, time
+import signal, sys, time
+# Started from a background job (as CI runs the tests) SIGINT comes ignored: Ctrl-C's own
+# handler, as a grader in a terminal has it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {root!r})
 from grader.gpu_turns import GpuTurns
 turns = GpuTurns({uuid!r}, {submission!r}, progress=lambda m: print("WAIT", m, flush=True))
