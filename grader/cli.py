@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
                     workspace)
-from grader import batch, hidden, slurm  # instructors: batch grading, hidden test cases
+from grader import batch, hidden, sandbox, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.pipeline import GradeOptions, Grader
@@ -62,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
                    "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
                    "8); benchmarks always run alone")
     _add_sharing_flag(g)
+    sandboxing = g.add_mutually_exclusive_group()
+    sandboxing.add_argument("--no-sandbox", action="store_true",
+                            help="run the student's programs with the grader's own rights "
+                            "(default: in the course's sandbox where this machine allows one; "
+                            "the report says when it does not)")
+    sandboxing.add_argument("--require-sandbox", action="store_true",
+                            help="stop (exit 2) when this machine cannot give the sandbox")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
     _add_instructor_flags(g)
@@ -84,6 +91,22 @@ def _parser() -> argparse.ArgumentParser:
     _add_batch_parser(sub)
     _add_slurm_parsers(sub)
     return p
+
+
+def _add_no_sandbox_flag(p: argparse.ArgumentParser) -> None:
+    """For the graders of a class (batch, Slurm, Gradescope), where the sandbox is required."""
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="grade even where this machine cannot give the course's sandbox, the "
+                   "students' programs then running with the grader's own rights (default: "
+                   "such a machine is refused, exit 2)")
+
+
+def _sandbox_mode(args, default: sandbox.Mode) -> sandbox.Mode:
+    if getattr(args, "no_sandbox", False):
+        return sandbox.Mode.OFF
+    if getattr(args, "require_sandbox", False):
+        return sandbox.Mode.REQUIRED
+    return default
 
 
 def _add_sharing_flag(p: argparse.ArgumentParser) -> None:
@@ -196,7 +219,11 @@ def cmd_grade(args) -> int:
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
                            jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
-                           allow_shared_gpu=args.allow_shared_gpu, **_instructor_options(args))
+                           allow_shared_gpu=args.allow_shared_gpu,
+                           sandbox_mode=_sandbox_mode(args, sandbox.Mode.AUTO),
+                           **_instructor_options(args))
+    if not args.build_only:
+        sandbox.check_kernel(options.sandbox_mode)
 
     # Progress is for a person watching: none under -q, or when stderr is a file or a pipe.
     watching = not args.quiet and sys.stderr.isatty()
@@ -302,6 +329,7 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
                         "results.json (run_autograder calls this)")
     gr.add_argument("--upload", type=Path, default=Path("/autograder/submission"))
     gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
+    _add_no_sandbox_flag(gr)
 
     c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
                        "the GitHub Classroom grading reporter reads them (step output line)")
@@ -377,7 +405,7 @@ def cmd_export_gradescope(args) -> int:
 def cmd_gradescope_run(args) -> int:
     work = ROOT / "build" / "gradescope"
     data = exports.gradescope_run(ROOT, args.upload, args.results, work,
-                                  exports.grade_with_cli(ROOT, work))
+                                  exports.grade_with_cli(ROOT, work, sandbox=not args.no_sandbox))
     _say(f"wrote {args.results}: score {data['score']:g}")
     return EXIT_OK
 
@@ -454,6 +482,7 @@ def _add_batch_parser(sub) -> None:
     b.add_argument("--compile-jobs", type=int, dest="jobs", metavar="N",
                    help="parallel compile jobs of each student's build")
     _add_sharing_flag(b)
+    _add_no_sandbox_flag(b)
     b.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
                    "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
                    "8); benchmarks always run alone")
@@ -544,7 +573,10 @@ def cmd_batch(args) -> int:
                            build_only=args.build_only, sanitizer=not args.no_sanitizer,
                            benchmark=not args.no_benchmark, jobs=args.jobs, parallel=args.parallel,
                            cuda_arch=args.cuda_arch, allow_shared_gpu=args.allow_shared_gpu,
+                           sandbox_mode=_sandbox_mode(args, sandbox.Mode.REQUIRED),
                            **_instructor_options(args))
+    if not args.build_only and not args.slurm:  # a Slurm node is checked by its task
+        sandbox.check_kernel(options.sandbox_mode)
 
     def grade(student, student_options, progress):
         return Grader(student_options, exercises, progress,

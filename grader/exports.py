@@ -325,12 +325,14 @@ def gradescope_run(root: Path, upload: Path, results: Path, work: Path,
     return data
 
 
-def grade_with_cli(root: Path, work: Path) -> Callable[[Path], Report]:
-    """A grade function running 'python3 -m grader grade' on a submission, as students do."""
+def grade_with_cli(root: Path, work: Path, sandbox: bool = True) -> Callable[[Path], Report]:
+    """A grade function running 'python3 -m grader grade' on a submission, as students do; the
+    course's sandbox required unless `sandbox` is False (gradescope-run --no-sandbox)."""
     def grade(submission: Path) -> Report:
         report_path = work / "report.json"
         result = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission),
-                                 "--json", str(report_path), "-q"], cwd=root,
+                                 "--json", str(report_path), "-q",
+                                 "--require-sandbox" if sandbox else "--no-sandbox"], cwd=root,
                                 stderr=subprocess.PIPE, text=True)
         sys.stderr.write(result.stderr)
         # Exit 3: the report is there, some exercises not measured (the GPU was busy); it

@@ -35,6 +35,9 @@ class RunOutcome:
     forged: int = 0                 # result lines without this run's nonce, ignored
     stopped: str | None = None      # the case the test main stopped at its time limit
     stop_limit_s: float = 0.0
+    # Kernels the run launched from the host (support/src/launch_record.cpp), as
+    # cudaFuncGetName names them.
+    launched: set[str] = field(default_factory=set)
 
 
 def parse_list(output: str) -> list[str]:
@@ -102,6 +105,8 @@ def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:
             outcome.running = None
         elif event.get("event") == "finished":
             outcome.finished = outcome.running is None
+        elif event.get("event") == "launched" and isinstance(event.get("kernels"), list):
+            outcome.launched.update(str(k) for k in event["kernels"])
     return outcome
 
 

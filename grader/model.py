@@ -156,6 +156,9 @@ class Report:
     # waited for its turns, the measurements taken again or not taken because another process
     # used the GPU, and whether --allow-shared-gpu kept disturbed measurements.
     sharing: dict = field(default_factory=dict)
+    # The sandbox the student programs ran in (grader/sandbox.py): its status (on, off,
+    # unavailable), why not where it is not on, and what this machine's sandbox leaves open.
+    sandbox: dict = field(default_factory=dict)
     exercises: list[ExerciseResult] = field(default_factory=list)
     schema: int = SCHEMA_VERSION
 

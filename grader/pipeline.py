@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
-from grader import __version__, gpu_load, gpu_turns, hidden, model, proc, scoring
+from grader import __version__, gpu_load, gpu_turns, hidden, model, proc, sandbox, scoring
 from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
@@ -131,6 +131,8 @@ class Grader:
             clock = now
 
         build.configure(self.options, self.progress)
+        self._prepare_sandbox()
+        report.sandbox = self.options.sandbox.record()
         phase("configure")
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
         checked = self._build_and_check_all(workers, lambda: phase("build"))
@@ -158,6 +160,18 @@ class Grader:
         report.sharing = self._sharing_record()
         report.finished_at = model.now()
         return report
+
+    def _prepare_sandbox(self) -> None:
+        """The sandbox every student program runs in, from the launcher this build directory
+        holds (grader/sandbox.py); a required one that this machine cannot give stops the
+        grade here (GraderError). A build-only grade runs no student program."""
+        if self.options.build_only or self.options.sandbox_mode == sandbox.Mode.OFF:
+            self.options.sandbox = sandbox.OFF if not self.options.build_only else \
+                sandbox.Sandbox(sandbox.Status.OFF, "--build-only: no program runs")
+            return
+        build.build_launcher(self.options)
+        self.options.sandbox = sandbox.prepare(self.options.sandbox_mode, self.options.build_dir)
+        self.progress(self.options.sandbox.describe())
 
     def _sharing_record(self) -> dict:
         if self.turns is None:

@@ -189,6 +189,12 @@ def _table(report: model.Report, color: bool) -> list[str]:
         if shared:
             out.append("SHARED GPU: some measurements were taken while another process used "
                        "the GPU (--allow-shared-gpu); they may be low")
+        status = report.sandbox.get("status")
+        if status and status != "on":
+            out.append(f"SANDBOX {status.upper()}: student programs ran with the grader's "
+                       f"rights ({report.sandbox.get('reason', '')})")
+        elif report.sandbox.get("limits"):
+            out.append("sandbox: on; " + "; ".join(report.sandbox["limits"]))
     return out
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import batch, manifest, model
+from grader import batch, manifest, model, sandbox
 from grader.errors import GraderError
 from grader.manifest import Exercise
 from grader.stages import build, integrity, technique, tests
@@ -296,7 +296,8 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
                     "benchmark": options.benchmark, "cuda_arch": options.cuda_arch,
                     "jobs": options.jobs, "parallel": options.parallel,
                     "hidden": options.hidden,
-                    "secret": bool(options.secret)},
+                    "secret": bool(options.secret),
+                    "sandbox_mode": str(options.sandbox_mode)},
         "time_limit": slurm_time(minutes),
     }
     batch.write_atomically(folder / "tasks.json", json.dumps(record, indent=2) + "\n")
@@ -357,7 +358,10 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
                            build_only=opts["build_only"], sanitizer=opts["sanitizer"],
                            benchmark=opts["benchmark"], jobs=opts["jobs"],
                            cuda_arch=opts["cuda_arch"], secret=secret, hidden=opts["hidden"],
-                           parallel=opts.get("parallel"))
+                           parallel=opts.get("parallel"),
+                           sandbox_mode=sandbox.Mode(opts.get("sandbox_mode", "required")))
+    if not options.build_only:
+        sandbox.check_kernel(options.sandbox_mode)
     runner = batch.Batch(students, out, exercises, options, grade, say=say)
     ended = round_dir(out, number) / "ended" / f"{index}.json"
     outcome = {"task": index, "node": socket.gethostname(),

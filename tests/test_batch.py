@@ -286,6 +286,23 @@ def binaries(out, sid, cases, rate):
     fake_bench(build / "vector_add_bench", bench_data(rate, 1000))
 
 
+def test_a_batch_requires_the_sandbox_unless_told_not_to(fake_course, roster, tmp_path, capsys):
+    out = tmp_path / "out"
+    binaries(out, "alice", ["Small/VectorAdd.MatchesReference/n_1"], 900)
+    roster_csv = write(tmp_path / "roster.csv", "id,path\nalice,students/alice\n")
+    args = ["batch", str(roster_csv), "--out", str(out), "-e", "vector_add", "--no-sanitizer",
+            "--seed", "5"]
+    # The stand-in build makes no launcher: no sandbox, so no grade, and the gradebook says why.
+    assert cli.main(args) == 1
+    status = gradebook(out)["alice"]["status"]
+    assert status.startswith("failed to grade: no sandbox for student programs: the launcher "
+                             "course_sandbox did not build"), status
+    assert "--no-sandbox" in status
+    assert cli.main(args + ["--no-sandbox"]) == 0
+    report = json.loads((out / "reports" / "alice.json").read_text())
+    assert report["sandbox"] == {"status": "off", "reason": "--no-sandbox"}
+
+
 def test_cli_batch_grades_with_the_real_pipeline(fake_course, roster, tmp_path, capsys):
     out = tmp_path / "out"
     ok = ["Small/VectorAdd.MatchesReference/n_1", "VectorAddEdge.Empty"]
@@ -296,8 +313,9 @@ def test_cli_batch_grades_with_the_real_pipeline(fake_course, roster, tmp_path, 
     binaries(out, "dave", ok, 900)
     roster_csv = write(tmp_path / "roster.csv", "id,path\nalice,students/alice\n"
                        "bob,students/bob\ncarol,students/carol\nzed,students/zed\n")
+    # The stand-in build makes no sandbox launcher (test_sandbox.py has the real one).
     args = ["batch", str(roster_csv), "--out", str(out), "-e", "vector_add",
-            "--no-sanitizer", "--seed", "5"]
+            "--no-sanitizer", "--seed", "5", "--no-sandbox"]
     assert cli.main(args) == 1  # zed has no folder
     book = gradebook(out)
     assert book["alice"]["total"] == "100" and book["bob"]["total"] == "80"
@@ -360,7 +378,7 @@ sys.exit(cli.main(sys.argv[1:]))
                [{"name": ok[0], "action": "child_hang", "pid_file": str(pid_file)},
                 {"name": "VectorAddEdge.Empty", "action": "hang"}])
     command = [sys.executable, str(script), "batch", str(roster), "--out", str(out),
-               "-e", "vector_add", "--no-sanitizer", "--no-benchmark"]
+               "-e", "vector_add", "--no-sanitizer", "--no-benchmark", "--no-sandbox"]
     with open(tmp_path / "err1", "w") as err:
         batch_process = subprocess.Popen(command, stderr=err, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 60

@@ -565,7 +565,12 @@ def test_run_configures_builds_and_grades(grader_for, fake_tools, tmp_path):
     assert report.seed == 1234 and report.gpu == GPU and report.finished_at
     calls = [json.loads(l) for l in log.read_text().splitlines()]
     assert calls[0][0] == "setup" and f"-Dsubmission={g.options.submission}" in calls[0]
-    assert "vector_add_test" in calls[1] and "-k" in calls[1]
+    # The sandbox's launcher first, so that the first student program can run in it; this
+    # stand-in ninja builds none, and the report says the sandbox was unavailable and why.
+    assert calls[1][-1] == "course_sandbox"
+    assert report.sandbox == {"status": "unavailable",
+                              "reason": "the launcher course_sandbox did not build"}
+    assert "vector_add_test" in calls[2] and "-k" in calls[2]
 
 
 def test_run_configure_failure_is_one_grader_error(grader_for, fake_tools, tmp_path):

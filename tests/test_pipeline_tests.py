@@ -27,7 +27,8 @@ def run(grader_for):
         started = time.monotonic()
         stage = tests_stage.run(g.options, ex, binary)
         elapsed = time.monotonic() - started
-        return stage, tests_stage.list_cases(g.options, binary), elapsed
+        return stage, tests_stage.list_cases(g.options, binary,
+                                             scratch=g.options.build_dir / "list"), elapsed
 
     return go
 
@@ -241,7 +242,8 @@ def test_gtest_filter_is_passed_to_list_and_run(grader_for, tmp_path):
     binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES, argv_log=str(log))
     stage = tests_stage.run(g.options, ex, binary, stage_name="sanitizer-memcheck",
                             gtest_filter="Small/*:VectorAddEdge.*")
-    expected = tests_stage.list_cases(g.options, binary, "Small/*:VectorAddEdge.*")
+    expected = tests_stage.list_cases(g.options, binary, "Small/*:VectorAddEdge.*",
+                                      scratch=g.options.build_dir / "list")
     assert expected == CASES[:3]
     assert stage.name == "sanitizer-memcheck"
     calls = [json.loads(line) for line in log.read_text().splitlines()]

@@ -15,23 +15,24 @@ from grader.manifest import Exercise, Performance
 from grader.model import Metric, StageResult, StageStatus
 from grader.stages.ceilings import Ceilings
 from grader.stages.measured import Measured
-from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, exercise_work_dir,
-                                  run_reporting)
+from grader.stages.tests import SANDBOX_HIDES_GPU
+from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, run_reporting,
+                                  student_scratch)
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     """Runs the benchmark and keeps what it measured; ratios() turns that into metrics once
     the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
-    work = exercise_work_dir(options, ex)
-    out = work / "benchmark.json"
+    scratch = student_scratch(options, ex, "benchmark")
+    out = scratch / "benchmark.json"
     result, data, nonce = run_reporting(
         options, [str(binary), "--ceilings-elsewhere", "--json", str(out)], out,
-        work / "benchmark.nonce", ex.benchmark_timeout_s)
+        scratch / "nonce", ex.benchmark_timeout_s, scratch=scratch)
     stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=clip(result.output, 4096))
     if result.returncode == NO_GPU_EXIT:
-        stage.status = StageStatus.SKIPPED
-        stage.message = "no GPU available to benchmark"
+        stage.status = StageStatus.ERROR if options.sandbox.on else StageStatus.SKIPPED
+        stage.message = SANDBOX_HIDES_GPU if options.sandbox.on else "no GPU available to benchmark"
         return stage
     if not isinstance(data, dict) or data.get("completed") is not True:
         stage.status = StageStatus.TIMED_OUT if result.timed_out else StageStatus.CRASHED

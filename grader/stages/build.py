@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import Callable
 
-from grader import proc, tools
+from grader import proc, sandbox, tools
 from grader.errors import GraderError
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.model import StageResult, StageStatus
@@ -41,6 +41,14 @@ def compiler_env(options: GradeOptions) -> dict:
 
 def targets(ex: Exercise) -> list[str]:
     return [f"{ex.name}_test", f"{ex.name}_bench"]
+
+
+def build_launcher(options: GradeOptions) -> None:
+    """Builds the sandbox's launcher (course code, seconds) before any exercise, so the first
+    student program can run in it; a failure here is found by the sandbox's probe."""
+    ninja = tools.find("ninja", "to build")
+    proc.run([ninja, "-C", str(options.build_dir), sandbox.LAUNCHER], BUILD_ONE_TIMEOUT_S,
+             env=compiler_env(options), output_limit=64 * 1024)
 
 
 def ceilings_targets(exercises: list[Exercise]) -> list[str]:

@@ -10,7 +10,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import proc
+from grader import proc, sandbox
 from grader.manifest import Exercise
 
 MESSAGE_LIMIT = 8 * 1024
@@ -41,6 +41,10 @@ class GradeOptions:
     pin_gpu: str = ""
     # Measurements disturbed by another process on the GPU are scored anyway, and marked.
     allow_shared_gpu: bool = False
+    # Whether student programs must run in the sandbox (grader/sandbox.py), and the sandbox
+    # the run found (set by the pipeline once the launcher is built).
+    sandbox_mode: sandbox.Mode = sandbox.Mode.AUTO
+    sandbox: sandbox.Sandbox = sandbox.OFF
 
     @property
     def input_seed(self) -> int:
@@ -63,11 +67,14 @@ def exercise_work_dir(options: GradeOptions, ex: Exercise) -> Path:
     return folder
 
 
-def program_env(options: GradeOptions, **extra: str) -> dict:
+def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str) -> dict:
     """The environment of a test or benchmark binary, with the run's seed. Never the secret:
-    the student's code runs in these programs and could print it."""
+    the student's code runs in these programs and could print it. With `scratch`, the
+    program's home and temporary folder are its scratch folder, the one place it may write."""
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
+    if scratch is not None:
+        env.update({"HOME": str(scratch), "TMPDIR": str(scratch)})
     env.update({"COURSE_SEED": str(options.input_seed), "GTEST_COLOR": "no",
                 "CUDA_MODULE_LOADING": "EAGER"})
     if options.pin_gpu:
@@ -88,12 +95,24 @@ def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
 NONCE_ENV = "COURSE_NONCE_FILE"
 
 
+def student_scratch(options: GradeOptions, ex: Exercise, name: str) -> Path:
+    """A fresh, empty folder for one run of a student program: the only place the sandbox lets
+    it write, where the harness writes the run's results and finds its nonce. Whatever a
+    previous program left or planted there is gone."""
+    return sandbox.fresh_folder(exercise_work_dir(options, ex) / name)
+
+
+def student_command(options: GradeOptions, command: list[str], scratch: Path) -> list[str]:
+    """`command` as the run's sandbox runs it (as is, without one)."""
+    return options.sandbox.wrap(command, scratch)
+
+
 def issue_nonce(path: Path) -> str:
     """A fresh nonce for one run of a program, in a file only its owner can read: the course
     harness reads and deletes it before student code runs (support/src/results.cpp) and marks
     every result with it, so results the student's code forges are recognised."""
     nonce = secrets.token_hex(16)
-    path.unlink(missing_ok=True)
+    sandbox.remove(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(nonce + "\n")
@@ -103,22 +122,27 @@ def issue_nonce(path: Path) -> str:
 
 def read_json(path: Path):
     """The JSON a program wrote, or None where there is no file or it is not JSON (cut short)."""
-    if not path.is_file():
+    if not sandbox.regular_file(path):
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, OSError):
         return None
 
 
 def run_reporting(options: GradeOptions, command: list[str], out: Path, nonce_file: Path,
-                  timeout_s: float) -> tuple[proc.ProcResult, object, str]:
+                  timeout_s: float, scratch: Path | None = None
+                  ) -> tuple[proc.ProcResult, object, str]:
     """Runs a program of the course's harness (a benchmark, a ceilings program) that writes its
     report as JSON to `out`, marked with a fresh nonce given through `nonce_file`: (how the
-    program ended, the report or None, the nonce a report of the harness's own carries)."""
-    out.unlink(missing_ok=True)
+    program ended, the report or None, the nonce a report of the harness's own carries). With
+    `scratch` (a program with student code in it) it runs in the sandbox, writing only there."""
+    sandbox.remove(out)
     nonce = issue_nonce(nonce_file)
-    result = proc.run(command, timeout_s, env=program_env(options, **{NONCE_ENV: str(nonce_file)}),
+    if scratch is not None:
+        command = student_command(options, command, scratch)
+    result = proc.run(command, timeout_s,
+                      env=program_env(options, scratch, **{NONCE_ENV: str(nonce_file)}),
                       output_limit=options.output_limit)
-    nonce_file.unlink(missing_ok=True)
+    sandbox.remove(nonce_file)
     return result, read_json(out), nonce

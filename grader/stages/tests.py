@@ -8,24 +8,30 @@ signal, exit() before the end and missing results are each named.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-from grader import gtest, proc
+from grader import gtest, proc, sandbox
 from grader.manifest import Exercise
 from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
-from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip,
-                                  exercise_work_dir, issue_nonce, program_env)
+from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip, issue_nonce,
+                                  program_env, student_command, student_scratch)
 
 LIST_TIMEOUT_S = 60
+SANDBOX_HIDES_GPU = ("CUDA could not start inside the grader's sandbox on this machine (the "
+                     "grader's fault, not yours): an instructor can grade with --no-sandbox "
+                     "and report it")
 
 
-def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = None) -> list[str]:
+def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = None, *,
+               scratch: Path) -> list[str]:
     """The cases a run will report: --gtest_list_tests without the disabled ones, which it
-    lists but never runs; empty when the listing fails."""
-    listing = proc.run([str(binary), "--gtest_list_tests", *_filter_args(gtest_filter)],
-                       LIST_TIMEOUT_S, env=program_env(options),
-                       output_limit=options.output_limit)
+    lists but never runs; empty when the listing fails. The student's static constructors run
+    here too, so in the sandbox, writing only to `scratch`."""
+    command = [str(binary), "--gtest_list_tests", *_filter_args(gtest_filter)]
+    listing = proc.run(student_command(options, command, scratch), LIST_TIMEOUT_S,
+                       env=program_env(options, scratch), output_limit=options.output_limit)
     names = gtest.parse_list(listing.output) if listing.returncode == 0 else []
     return [name for name in names if not _disabled(name)]
 
@@ -34,27 +40,30 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         gtest_filter: str | None = None, wrapper: list[str] | None = None,
         timeout_s: float | None = None, extra_env: dict | None = None) -> StageResult:
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run."""
-    work = exercise_work_dir(options, ex)
-    events = work / f"{stage_name}.events"
-    premature = work / f"{stage_name}.premature"
-    nonce_file = work / f"{stage_name}.nonce"
-    for f in (events, premature):
-        f.unlink(missing_ok=True)
+    # The program writes its results in a fresh folder of its own, the only place it may write:
+    # nothing it plants there outlives the run or reaches the grader's files.
+    scratch = student_scratch(options, ex, stage_name)
+    events = scratch / "events"
+    premature = scratch / "premature"
+    nonce_file = scratch / "nonce"
 
-    expected = list_cases(options, binary, gtest_filter)
+    expected = list_cases(options, binary, gtest_filter,
+                          scratch=student_scratch(options, ex, f"{stage_name}-list"))
     nonce = issue_nonce(nonce_file)
-    command = (wrapper or []) + [str(binary), *_filter_args(gtest_filter)]
+    command = student_command(options, (wrapper or []) + [str(binary),
+                                                          *_filter_args(gtest_filter)], scratch)
     env = dict(extra_env or {})
     if wrapper is None and ex.case_timeout_s:
         # Under a sanitizer cases run many times slower: only the tests stage stops a case.
         env["COURSE_CASE_LIMIT_S"] = f"{ex.case_timeout_s:g}"
     result = proc.run(command, timeout_s or ex.test_timeout_s,
-                      env=program_env(options, COURSE_EVENTS=str(events),
+                      env=program_env(options, scratch, COURSE_EVENTS=str(events),
                                       TEST_PREMATURE_EXIT_FILE=str(premature),
                                       **{NONCE_ENV: str(nonce_file)}, **env),
                       output_limit=options.output_limit)
-    nonce_file.unlink(missing_ok=True)
-    outcome = gtest.parse_events(events, nonce)
+    sandbox.remove(nonce_file)
+    outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
+        else gtest.RunOutcome()
     stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=result.output if result.returncode != 0 else "")
     stage.details["exit"] = result.describe_exit()
@@ -62,13 +71,21 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         stage.details["output_bytes"] = result.output_bytes
     if outcome.forged:
         stage.details["forged_lines"] = outcome.forged
+    if outcome.launched and wrapper is None:
+        stage.details["launched_kernels"] = sorted(outcome.launched)
 
     if result.returncode == NO_GPU_EXIT and not outcome.cases:
+        if options.sandbox.on:
+            # The grader saw a GPU; the program inside the sandbox did not: the machine's
+            # sandbox keeps CUDA from starting, which is no reason to skip (and score 0).
+            stage.status = StageStatus.ERROR
+            stage.message = SANDBOX_HIDES_GPU
+            return stage
         stage.status = StageStatus.SKIPPED
         stage.message = "no GPU available to run the tests"
         return stage
 
-    _classify_run(stage, result, outcome, premature.exists())
+    _classify_run(stage, result, outcome, os.path.lexists(premature))
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
     if outcome.stopped and not outcome.forged:
         stage.details["stopped"] = outcome.stopped

@@ -8,7 +8,9 @@
 //   "finished" line once every case has run. These lines are the grader's only source of
 //   results: each carries the run's nonce (course/results.h), so lines the student's code
 //   prints or writes cannot pass for them, and a process that dies mid-run leaves the name of
-//   the case that was running.
+//   the case that was running. After a case that launched kernels not reported before, a
+//   "launched" line names them (course/launch_record.h): the grader's technique rules count
+//   only kernels a run launched.
 // * COURSE_CASE_LIMIT_S=seconds (set by the grader's tests stage from the manifest's
 //   case_timeout_s): a case still running after that long is stopped: a "stopped" line names
 //   it and the process ends at once (exit status 3). A kernel that never ends (launches from
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "course/json.h"
+#include "course/launch_record.h"
 #include "course/random.h"
 #include "course/results.h"
 
@@ -93,8 +96,10 @@ class EventStream : public ::testing::EmptyTestEventListener {
     for (const auto& failure : failures_) line.value(failure);
     line.end_array().end_object();
     write(line);
+    report_launches();
   }
   void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    report_launches();
     course::JsonWriter line;
     line.begin_object()
         .field("event", "finished")
@@ -108,6 +113,15 @@ class EventStream : public ::testing::EmptyTestEventListener {
  private:
   static std::string full_name(const ::testing::TestInfo& info) {
     return std::string(info.test_suite_name()) + "." + info.name();
+  }
+  void report_launches() {
+    const std::vector<std::string> kernels = course::take_unreported_launches();
+    if (kernels.empty()) return;
+    course::JsonWriter line;
+    line.begin_object().field("event", "launched").key("kernels").begin_array();
+    for (const auto& kernel : kernels) line.value(kernel);
+    line.end_array().field("nonce", course::results_nonce()).end_object();
+    write(line);
   }
   // One event a line, flushed at once: the process may die right after it.
   void write(const course::JsonWriter& line) {
