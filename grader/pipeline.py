@@ -33,7 +33,7 @@ from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
 from grader.model import StageStatus
-from grader.stages import benchmark, build, integrity, sanitizer, technique, tests
+from grader.stages import benchmark, build, integrity, sanitizer, sources, technique, tests
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
 from grader.stages.measured import Alone
@@ -93,6 +93,9 @@ class Grader:
         self.progress = progress or (lambda _message: None)
         self.gpu = gpu
         self.build_log = ""  # build_all's output, for the warnings of files that compiled
+        # Exercises whose sources name files outside the submission and the course's headers:
+        # their refused build stage; they are never compiled (grader/stages/sources.py).
+        self.refused: dict[str, model.StageResult] = {}
         # Turns on the GPU with the machine's other graders, and foreign load looked for
         # around every measurement (grader/gpu_turns.py, grader/gpu_load.py).
         self.turns, watch = self._sharing()
@@ -193,7 +196,12 @@ class Grader:
         when the build has ended."""
         total = len(self.exercises)
         position = {ex.name: i for i, ex in enumerate(self.exercises, 1)}
-        buildable = [ex for ex in self.exercises if not self._missing(ex)]
+        for ex in self.exercises:
+            refused = None if self._missing(ex) else sources.check(self.options, ex)
+            if refused is not None:
+                self.refused[ex.name] = refused
+        buildable = [ex for ex in self.exercises
+                     if not self._missing(ex) and ex.name not in self.refused]
 
         def check(i: int, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
             self.progress(f"[{i}/{total}] {ex.key}: checking")
@@ -319,6 +327,10 @@ class Grader:
             return _Checked(ex, scoring.not_submitted(ex, missing,
                                                       self.options.submission / ex.chapter))
 
+        refused = self.refused.get(ex.name) or (None if linked else
+                                                sources.check(self.options, ex))
+        if refused is not None:
+            return _Checked(ex, scoring.refused_sources(ex, refused))
         built = linked or build.run(self.options, ex, self.build_log)
         if built.status != StageStatus.PASSED:
             return _Checked(ex, scoring.grade(ex, [built]))

@@ -181,6 +181,13 @@ def not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
     return _result(ex, stages, status, f"integrity: {integrity.message}")
 
 
+def refused_sources(ex: Exercise, build: StageResult) -> ExerciseResult:
+    """The sources name files outside the submission and the course's headers (the reference,
+    another student's work, the system's secrets): rejected before anything is compiled."""
+    return _result(ex, [build], ExerciseStatus.REJECTED,
+                   "sources refused before the build: " + build.message.split("\n", 1)[0])
+
+
 def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
     """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code, but
     the technique rules, which need no GPU, are reported (without points)."""

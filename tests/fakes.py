@@ -110,6 +110,12 @@ if cfg.get("no_gpu"):
 
 print("course seed: %s (rerun with COURSE_SEED=%s)" % (os.environ.get("COURSE_SEED"),
                                                        os.environ.get("COURSE_SEED")))
+# A submission planting folders where the grader's files go (paths relative to this run's
+# scratch folder, the folder of COURSE_EVENTS), as code with the grader's rights could; in the
+# tests stage's run, for the runs after it.
+for planted in [] if under_sanitizer else cfg.get("plant", []):
+    os.makedirs(os.path.join(os.path.dirname(os.environ["COURSE_EVENTS"]), planted),
+                exist_ok=True)
 premature = os.environ.get("TEST_PREMATURE_EXIT_FILE") if cfg.get("premature", True) else None
 if premature:
     open(premature, "w").close()

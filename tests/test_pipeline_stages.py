@@ -285,10 +285,15 @@ def test_benchmark_time_out(grader_for):
 # ------------------------------------------------------------------------------ build
 
 def test_compile_error_shows_the_compiler_lines(grader_for, fake_tools, tmp_path):
+    # Ninja's paths are relative to the build directory; a diagnostic located in a file outside
+    # the submission and the course's headers is withheld, with the line it quotes.
+    (tmp_path / "secret.txt").write_text("root:$6$hash\n")
     fake_tools["ninja"] = str(fake_tool(
         tmp_path / "bin" / "ninja",
         "[1/3] Compiling vector_add.cu\nFAILED: vector_add.cu.o\n"
-        "vector_add.cu(12): error: identifier \"blockIdx\" is undefined\n"
+        "../submission/ch01_programming_model/vector_add.cu(12): error: identifier "
+        "\"blockIdx\" is undefined\n"
+        "../secret.txt(1): error: identifier \"root\" is undefined\n  root:$6$hash\n  ^\n"
         "ninja: build stopped: subcommand failed.\n", 1))
     ex = vector_add()
     g = grader_for(ex, gpu=GPU)
@@ -299,6 +304,8 @@ def test_compile_error_shows_the_compiler_lines(grader_for, fake_tools, tmp_path
     assert build.status == "failed"
     assert build.output.startswith("FAILED: vector_add.cu.o")
     assert "identifier \"blockIdx\" is undefined" in build.output
+    assert "root" not in build.output
+    assert "[diagnostic in a file outside the submission withheld]" in build.output
     assert "ninja: build stopped" not in build.output
     assert [s.name for s in result.stages] == ["build"]
 
@@ -335,13 +342,15 @@ def test_a_compile_error_shows_messages_first_and_the_command_only_on_request(
     fake_tools["ninja"] = str(fake_tool(
         tmp_path / "bin" / "ninja",
         f"[1/3] Compiling vector_add.cu\nFAILED: vector_add.cu.o\n{command}\n"
-        "vector_add.cu(12): error: identifier \"blockIdx\" is undefined\n"
+        "../submission/ch01_programming_model/vector_add.cu(12): error: identifier "
+        "\"blockIdx\" is undefined\n"
         "ninja: build stopped: subcommand failed.\n", 1))
     ex = vector_add()
     result = grader_for(ex, gpu=GPU).grade_exercise(ex)
     stage = result.stage("build")
     assert stage.output.splitlines() == [
-        "FAILED: vector_add.cu.o", 'vector_add.cu(12): error: identifier "blockIdx" is undefined']
+        "FAILED: vector_add.cu.o", '../submission/ch01_programming_model/vector_add.cu(12): '
+        'error: identifier "blockIdx" is undefined']
     assert stage.details["commands"] == [command]
     report = model.Report("s", 1, "t", exercises=[result])
     plain = render.terminal(report, io.StringIO())
@@ -540,6 +549,21 @@ def test_a_tool_refusing_the_program_withholds_the_points(grade, tmp_path):
                                         "Parallelism is not supported by the selected tool")
     assert "a course bug, not yours" in sanitizer.message
     assert r.status == ExerciseStatus.UNCHECKED and r.score == 0
+
+
+def test_folders_planted_where_the_graders_files_go_cost_nothing_and_crash_nothing(grade):
+    # Without a sandbox (--no-sandbox, or none on this machine) a test program can write
+    # anywhere: it plants folders under the names of the later runs' nonce, event and report
+    # files, of another exercise's, and where the exercise's own folder of runs goes. Every
+    # run gets a fresh scratch folder, so the grade goes on as if nothing was planted.
+    planted = ["../sanitizer-memcheck/nonce", "../sanitizer-memcheck/events/x",
+               "../sanitizer-memcheck-list", "../benchmark/benchmark.json",
+               "../benchmark/nonce", "../../other/tests/nonce"]
+    r = grade(CASES, gtest={"plant": planted})
+    assert r.status == ExerciseStatus.PASSED and r.score == r.max_score, \
+        [(s.name, s.status, s.message) for s in r.stages]
+    assert [s.name for s in r.stages] == ["build", "integrity", "tests", "sanitizer",
+                                          "benchmark"]
 
 
 def test_grade_without_sanitizer_and_benchmark(grade):

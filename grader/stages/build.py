@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from grader import proc, sandbox, tools
+from grader.stages import sources
 from grader.errors import GraderError
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.model import StageResult, StageStatus
@@ -227,10 +228,19 @@ def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult
                         duration_s=round(result.duration_s, 2))
     stage.message = ("the build timed out" if result.timed_out else
                      "compilation failed; the compiler said:")
-    stage.output, commands = compiler_errors(result.output)
+    stage.output, commands = compiler_errors(filter_outside(options, ex, result.output))
     if commands:
         stage.details["commands"] = commands
     return stage
+
+
+def filter_outside(options: GradeOptions, ex: Exercise, output: str) -> str:
+    """The compilers' output without the diagnostics located in files outside the student's
+    chapter folder, the course's include folders and the system's: their quoted lines could
+    show a file the sources check did not see coming (grader/stages/sources.py)."""
+    roots = [options.submission / ex.chapter, options.root / "support" / "include",
+             ex.directory] + ([ex.shared_directory] if ex.shared else [])
+    return sources.filter_compiler_output(output, roots, base=options.build_dir)
 
 
 def linked(ex: Exercise, log: str, duration_s: float = 0.0) -> StageResult:
