@@ -10,10 +10,11 @@ with <shared>.h; an exercise names it with `shared = "<shared>"`.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import hidden
@@ -37,6 +38,8 @@ API_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\|[A-Za-z_][A-Za-z0-9_]*)*$")
 CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
                       "cusolver")
 VOIDABLE = ("performance", "all")
+# What a [proof] names as evidence that the student's code does what the exercise teaches.
+PROOF_KINDS = ("rule", "test", "bench")
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,22 @@ class Technique:
 
 
 @dataclass(frozen=True)
+class Proof:
+    """How the grader establishes that a submission uses the technique the exercise teaches:
+    the technique rules, test cases and benchmark measurements that fail without it, and what
+    no check can establish. Course documentation, checked against the manifest and tests; it
+    awards nothing."""
+    teaches: str
+    shown_by: tuple[str, ...] = ()       # "rule:<technique>", "test:<Suite.Case>", "bench:<name>"
+    unprovable: str = ""
+
+    def named(self, kind: str) -> tuple[str, ...]:
+        """The names shown_by gives for one kind ("rule", "test" or "bench")."""
+        return tuple(item.split(":", 1)[1] for item in self.shown_by
+                     if item.split(":", 1)[0] == kind)
+
+
+@dataclass(frozen=True)
 class Exercise:
     name: str
     chapter: str
@@ -95,6 +114,7 @@ class Exercise:
     benchmark_timeout_s: float = 180.0
     performance: tuple[Performance, ...] = field(default_factory=tuple)
     technique: tuple[Technique, ...] = field(default_factory=tuple)
+    proof: Proof | None = None
 
     @property
     def key(self) -> str:
@@ -181,7 +201,7 @@ def load_manifest(path: Path) -> Exercise:
 
     top = _Table(path, "manifest", data,
                  {"exercise", "correctness", "sanitizer", "benchmark", "performance",
-                  "technique"})
+                  "technique", "proof"})
     ex = _Table(path, "exercise", data.get("exercise"),
                 {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc",
                  "shared", "course_calls"})
@@ -244,7 +264,7 @@ def load_manifest(path: Path) -> Exercise:
             raise ManifestError(path, f"performance[{i}].name", f"duplicate name {perf.name!r}")
         performance.append(perf)
 
-    return Exercise(
+    exercise = Exercise(
         name=name,
         chapter=chapter,
         title=ex.text("title", required=True),
@@ -270,6 +290,9 @@ def load_manifest(path: Path) -> Exercise:
         performance=tuple(performance),
         technique=_techniques(path, data.get("technique", []), bool(performance)),
     )
+    if "proof" not in data:
+        return exercise
+    return replace(exercise, proof=_proof(path, data["proof"], exercise))
 
 
 def _course_calls(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
@@ -341,6 +364,73 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
         out.append(Technique(name=name, rule=rule, points=points, kernel=kernel, value=value,
                              voids=voids, message=t.text("message"), hint=t.text("hint")))
     return tuple(out)
+
+
+def _proof(path: Path, raw: object, ex: Exercise) -> Proof:
+    t = _Table(path, "proof", raw, {"teaches", "shown_by", "unprovable"})
+    teaches = t.text("teaches", required=True).strip()
+    if not teaches:
+        raise ManifestError(path, "proof.teaches", "must say what the exercise teaches")
+    unprovable = t.text("unprovable").strip()
+    shown_by = t.strings("shown_by", required=True)
+    if not shown_by and not unprovable:
+        raise ManifestError(path, "proof.shown_by",
+                            "is empty: name what shows the technique, or say in "
+                            "proof.unprovable why nothing can")
+    suites: set[str] | None = None   # read only when a test: entry needs them
+    for item in shown_by:
+        kind, _, target = item.partition(":")
+        if kind not in PROOF_KINDS or not target.strip():
+            raise ManifestError(path, "proof.shown_by",
+                                f"{item!r} must be rule:<technique>, test:<Suite.Case> or "
+                                "bench:<performance>")
+        if kind == "rule" and target not in {rule.name for rule in ex.technique}:
+            raise ManifestError(path, "proof.shown_by",
+                                f"{item!r}: no [[technique]] named {target!r} (techniques: "
+                                f"{', '.join(rule.name for rule in ex.technique) or 'none'})")
+        if kind == "bench" and target not in {p.name for p in ex.performance}:
+            raise ManifestError(path, "proof.shown_by",
+                                f"{item!r}: no [[performance]] named {target!r} (performance: "
+                                f"{', '.join(p.name for p in ex.performance) or 'none'})")
+        if kind == "test":
+            suite, dot, case = target.partition(".")
+            if not dot or not suite or not case or ":" in target or target.startswith("-"):
+                raise ManifestError(path, "proof.shown_by",
+                                    f"{item!r}: one GoogleTest pattern Suite.Case "
+                                    "(Prefix/Suite.Case/*, * and ? allowed), one per entry")
+            if suites is None:
+                suites = test_suites(ex)
+            if not any(fnmatch.fnmatchcase(known, suite) for known in suites):
+                raise ManifestError(path, "proof.shown_by",
+                                    f"{item!r}: no test suite {suite!r} in "
+                                    f"{', '.join(p.name for p in test_sources(ex)) or 'the tests'}"
+                                    " (none of TEST, TEST_F, TEST_P, INSTANTIATE_TEST_SUITE_P "
+                                    "names it)")
+    return Proof(teaches=teaches, shown_by=shown_by, unprovable=unprovable)
+
+
+# GoogleTest's macros that name a suite: TEST(Suite, Case), TEST_F, TEST_P, the typed forms,
+# and INSTANTIATE_TEST_SUITE_P(Prefix, Suite, ...), whose cases run as Prefix/Suite.
+_SUITE_MACRO = re.compile(r"\b(?:TYPED_)?TEST(?:_F|_P)?\s*\(\s*([A-Za-z_]\w*)\s*,")
+_INSTANTIATION = re.compile(r"\bINSTANTIATE_(?:TYPED_)?TEST_(?:SUITE|CASE)_P\s*\("
+                            r"\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*,")
+# String literals are matched too, so that a "Small/*" filter does not open a comment.
+_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def test_suites(ex: Exercise) -> set[str]:
+    """Suite names the exercise's test sources define, as --gtest_filter sees them: Suite for
+    TEST/TEST_F, Prefix/Suite for each instantiation of a TEST_P suite (and Suite itself, so
+    a pattern may name either). Commented-out tests do not count."""
+    suites: set[str] = set()
+    for source in test_sources(ex):
+        text = _COMMENT_OR_STRING.sub(
+            lambda m: m[0] if m[0].startswith('"') else " ",
+            source.read_text(encoding="utf-8", errors="replace"))
+        suites.update(_SUITE_MACRO.findall(text))
+        for prefix, suite in _INSTANTIATION.findall(text):
+            suites.update((suite, f"{prefix}/{suite}"))
+    return suites
 
 
 def _shared_folder(path: Path, name: str, shared: str) -> str:

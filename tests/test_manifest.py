@@ -441,3 +441,130 @@ def test_meson_plan_lists_each_shared_folder_once(tmp_path, capsys):
     for r in records[1:]:
         assert r[0] == "exercise" and r[9] == "ch02_memory/ladder"
         assert r[10] == f"{folder}/ladder_test.cpp" and r[11] == f"{folder}/ladder_bench.cpp"
+
+
+# ------------------------------------------------------------------------------ proof
+
+PROOF_TECHNIQUE = """
+[[technique]]
+name = "shuffles"
+rule = "uses_shuffle"
+points = 10
+"""
+
+PROOF_TESTS = """\
+// TEST(Commented, Out) is not a suite
+const char* filter = "Small/*";  /* a filter in a string opens no comment */
+TEST(Plain, Works) {}
+TEST_F(Fixture, Works) {}
+TEST_P(Sizes, Match) {}
+INSTANTIATE_TEST_SUITE_P(Small, Sizes, ::testing::Values(1));
+TEST(
+    Spread,
+    OverLines) {}
+"""
+
+
+def with_proof(proof: str, tests: str | None = PROOF_TESTS) -> tuple[str, str | None]:
+    return VALID + PROOF_TECHNIQUE + "\n[proof]\n" + proof, tests
+
+
+def proof_exercise(tmp_path, text: str, tests: str | None, shared_tests: str | None = None):
+    if shared_tests is not None:
+        folder = shared_folder(tmp_path, "ch02_memory", "ladder")
+        (folder / "ladder_test.cpp").write_text(shared_tests)
+        text = text.replace("rdc = false", 'rdc = false\nshared = "ladder"', 1)
+    path = write(tmp_path, "ch02_memory", "proven", text)
+    if tests is not None:
+        (path.parent / "proven_test.cpp").write_text(tests)
+    return manifest.load_manifest(path)
+
+
+def test_proof_loads_with_each_kind_of_evidence(tmp_path):
+    text, tests = with_proof(
+        'teaches = "a warp reduces with shuffles"\n'
+        'shown_by = ["rule:shuffles", "test:Plain.Works", "test:Small/Sizes.Match/*", '
+        '"test:Sizes.*", "test:Fixture.Works", "test:Spread.OverLines", "test:*/Sizes.*", '
+        '"bench:bandwidth"]\n'
+        'unprovable = "which warp does the last step"\n')
+    proof = proof_exercise(tmp_path, text, tests).proof
+    assert proof.teaches == "a warp reduces with shuffles"
+    assert proof.named("rule") == ("shuffles",) and proof.named("bench") == ("bandwidth",)
+    assert proof.named("test")[:2] == ("Plain.Works", "Small/Sizes.Match/*")
+    assert proof.unprovable == "which warp does the last step"
+
+
+def test_proof_is_optional(tmp_path):
+    assert manifest.load_manifest(write(tmp_path, "ch02_memory", "plain")).proof is None
+
+
+def test_proof_may_name_nothing_when_it_says_why(tmp_path):
+    text, tests = with_proof('teaches = "t"\nshown_by = []\nunprovable = "timing only"\n')
+    proof = proof_exercise(tmp_path, text, tests).proof
+    assert proof.shown_by == () and proof.unprovable == "timing only"
+
+
+def test_proof_finds_suites_of_the_shared_tests(tmp_path):
+    text, _ = with_proof('teaches = "t"\nshown_by = ["test:Ladder/Rungs.Sum"]\n')
+    ex = proof_exercise(tmp_path, text, None,
+                        shared_tests="TEST_P(Rungs, Sum) {}\n"
+                                     "INSTANTIATE_TEST_SUITE_P(Ladder, Rungs, X);\n")
+    assert ex.proof.named("test") == ("Ladder/Rungs.Sum",)
+
+
+# (the [proof] table, the exercise's test source, words the one-line error must contain)
+MALFORMED_PROOF = {
+    "not a table": ('proof = 3\n', PROOF_TESTS, "proof", "table"),
+    "unknown field": ('teaches = "t"\nshown_by = []\nunprovable = "u"\nby = "me"\n',
+                      PROOF_TESTS, "proof.by", "unknown field"),
+    "teaches missing": ('shown_by = ["rule:shuffles"]\n', PROOF_TESTS, "proof.teaches",
+                        "required"),
+    "teaches blank": ('teaches = "  "\nshown_by = ["rule:shuffles"]\n', PROOF_TESTS,
+                      "proof.teaches", "what the exercise teaches"),
+    "teaches not text": ('teaches = 1\nshown_by = ["rule:shuffles"]\n', PROOF_TESTS,
+                         "proof.teaches", "str"),
+    "shown_by missing": ('teaches = "t"\n', PROOF_TESTS, "proof.shown_by", "required"),
+    "shown_by not a list": ('teaches = "t"\nshown_by = "rule:shuffles"\n', PROOF_TESTS,
+                            "proof.shown_by", "list"),
+    "empty without reason": ('teaches = "t"\nshown_by = []\n', PROOF_TESTS, "proof.shown_by",
+                             "unprovable"),
+    "empty with blank reason": ('teaches = "t"\nshown_by = []\nunprovable = " "\n',
+                                PROOF_TESTS, "proof.shown_by", "unprovable"),
+    "unknown prefix": ('teaches = "t"\nshown_by = ["sass:SHFL"]\n', PROOF_TESTS,
+                       "proof.shown_by", "rule:<technique>"),
+    "no prefix": ('teaches = "t"\nshown_by = ["shuffles"]\n', PROOF_TESTS, "proof.shown_by",
+                  "rule:<technique>"),
+    "empty target": ('teaches = "t"\nshown_by = ["rule:"]\n', PROOF_TESTS, "proof.shown_by",
+                     "rule:<technique>"),
+    "unknown rule": ('teaches = "t"\nshown_by = ["rule:uses_shuffle"]\n', PROOF_TESTS,
+                     "proof.shown_by", "no [[technique]] named 'uses_shuffle'"),
+    "unknown bench": ('teaches = "t"\nshown_by = ["bench:copy"]\n', PROOF_TESTS,
+                      "proof.shown_by", "no [[performance]] named 'copy'"),
+    "unknown suite": ('teaches = "t"\nshown_by = ["test:Missing.Works"]\n', PROOF_TESTS,
+                      "proof.shown_by", "no test suite 'Missing'"),
+    "commented-out suite": ('teaches = "t"\nshown_by = ["test:Commented.Out"]\n', PROOF_TESTS,
+                            "proof.shown_by", "no test suite 'Commented'"),
+    "unknown instantiation": ('teaches = "t"\nshown_by = ["test:Large/Sizes.Match"]\n',
+                              PROOF_TESTS, "proof.shown_by", "no test suite 'Large/Sizes'"),
+    "no test source": ('teaches = "t"\nshown_by = ["test:Plain.Works"]\n', None,
+                       "proof.shown_by", "no test suite 'Plain'"),
+    "test without case": ('teaches = "t"\nshown_by = ["test:Plain"]\n', PROOF_TESTS,
+                          "proof.shown_by", "Suite.Case"),
+    "test with two patterns": ('teaches = "t"\nshown_by = ["test:Plain.Works:Fixture.*"]\n',
+                               PROOF_TESTS, "proof.shown_by", "one per entry"),
+    "negative test filter": ('teaches = "t"\nshown_by = ["test:-Plain.Works"]\n', PROOF_TESTS,
+                             "proof.shown_by", "one per entry"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_PROOF))
+def test_malformed_proof_names_file_and_field(tmp_path, case):
+    proof, tests, field, words = MALFORMED_PROOF[case]
+    # A top-level key must come before the first table, or TOML puts it in that table.
+    text = (proof + VALID + PROOF_TECHNIQUE) if case == "not a table" else with_proof(proof)[0]
+    with pytest.raises(ManifestError) as info:
+        proof_exercise(tmp_path, text, tests)
+    message = str(info.value)
+    assert info.value.field == field, message
+    assert f"proven.toml: {field}: " in message and "\n" not in message
+    assert words.lower() in message.lower(), message

@@ -197,8 +197,16 @@ RecordedGraph::RecordedGraph(cudaStream_t stream,
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type{};
     CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel) ++kernels_;
-    else if (type == cudaGraphNodeTypeMemset) ++memsets_;
+    if (type == cudaGraphNodeTypeKernel) {
+      ++kernels_;
+      cudaKernelNodeParams params{};
+      CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
+      cudaLaunchAttributeValue cooperative{};
+      CUDA_CHECK(cudaGraphKernelNodeGetAttribute(node, cudaLaunchAttributeCooperative,
+                                                 &cooperative));
+      launches_.push_back({params.gridDim, params.blockDim, params.sharedMemBytes,
+                           cooperative.cooperative != 0});
+    } else if (type == cudaGraphNodeTypeMemset) ++memsets_;
     else if (type == cudaGraphNodeTypeMemcpy) ++copies_;
     else ++others_;
   }
@@ -207,6 +215,16 @@ RecordedGraph::RecordedGraph(cudaStream_t stream,
 RecordedGraph::~RecordedGraph() {
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
+}
+
+std::string describe(const RecordedLaunch& launch) {
+  auto triple = [](const dim3& d) {
+    return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) +
+           ")";
+  };
+  return "grid " + triple(launch.grid) + ", block " + triple(launch.block) + ", " +
+         std::to_string(launch.dynamic_shared_bytes) + " bytes of dynamic shared memory" +
+         (launch.cooperative ? ", cooperative" : "");
 }
 
 std::string RecordedGraph::census() const {

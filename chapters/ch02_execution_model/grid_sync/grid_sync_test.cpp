@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -183,6 +185,70 @@ void keeps_to_its_stream(Launcher which) {
 
 TEST(JacobiEdge, PerSweepRunsOnTheGivenStream) { keeps_to_its_stream(Launcher::PerSweep); }
 TEST(JacobiEdge, GridSyncRunsOnTheGivenStream) { keeps_to_its_stream(Launcher::GridSync); }
+
+// The launchers' work recorded into a graph instead of run: the graph shows the launches
+// themselves, which the results cannot. A cooperative launch per sweep (or ordinary launches)
+// in jacobi_grid_sync gives the same temperatures with no grid barrier ever reached; one kernel
+// running several sweeps in jacobi_per_sweep is no longer a launch per sweep. One ordinary call
+// first does the one-time set-up (loading the kernels, occupancy queries) outside the recording.
+::testing::AssertionResult recorded_launches(Launcher which, int sweeps,
+                                             const std::function<::testing::AssertionResult(
+                                                 const course::testing::RecordedGraph&)>& check) {
+  const int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(temperatures(n, rng)), out(n), scratch(n);
+  course::Stream stream;
+  if (auto ran = launched(which, in.data(), n, sweeps, out.data(), scratch.data(), stream); !ran)
+    return ran;
+  stream.synchronize();
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
+    if (which == Launcher::PerSweep)
+      jacobi_per_sweep(in.data(), n, sweeps, out.data(), scratch.data(), s);
+    else
+      jacobi_grid_sync(in.data(), n, sweeps, out.data(), scratch.data(), s);
+  });
+  if (!recorded.problem().empty())
+    return ::testing::AssertionFailure() << name_of(which) << ": " << recorded.problem();
+  return check(recorded) << " (" << name_of(which) << ", n = " << n << ", sweeps = " << sweeps
+                         << ")";
+}
+
+TEST(JacobiEdge, GridSyncIsOneCooperativeLaunch) {
+  for (const int sweeps : {0, 1, 17}) {
+    const auto verdict = recorded_launches(Launcher::GridSync, sweeps, [](const auto& recorded) {
+      const auto& launches = recorded.launches();
+      if (launches.size() == 1 && launches[0].cooperative &&
+          recorded.memsets() + recorded.copies() + recorded.others() == 0)
+        return ::testing::AssertionSuccess();
+      auto failure = ::testing::AssertionFailure()
+                     << "expected exactly one cooperative kernel launch and nothing else, "
+                        "whatever the sweep count: every sweep runs in that one grid, with "
+                        "grid.sync() between them; found "
+                     << recorded.census();
+      if (!launches.empty())
+        failure << "; the first: " << course::testing::describe(launches.front());
+      return failure;
+    });
+    EXPECT_TRUE(verdict);
+  }
+}
+
+TEST(JacobiEdge, PerSweepLaunchesAKernelPerSweep) {
+  for (const int sweeps : {1, 2, 17}) {
+    const auto verdict = recorded_launches(Launcher::PerSweep, sweeps, [&](const auto& recorded) {
+      const auto& launches = recorded.launches();
+      const bool any_cooperative = std::any_of(launches.begin(), launches.end(),
+                                               [](const auto& l) { return l.cooperative; });
+      if (recorded.kernels() == sweeps && !any_cooperative)
+        return ::testing::AssertionSuccess();
+      return ::testing::AssertionFailure()
+             << "expected " << sweeps << " ordinary kernel launches, one per sweep: the end "
+             << "of each kernel is the barrier before the next sweep; found "
+             << recorded.census() << (any_cooperative ? ", some of them cooperative" : "");
+    });
+    EXPECT_TRUE(verdict);
+  }
+}
 
 // What an oversized cooperative grid does, shown on the course's own probe kernel: the runtime
 // refuses the launch at once (cudaErrorCooperativeLaunchTooLarge) and the check names both

@@ -105,6 +105,33 @@ TEST(MatrixSum2dEdge, RunsOnTheGivenStream) {
   EXPECT_TRUE(course::testing::equal(sum_reference(a_host, b_host), c.download(), {{}, "c"}));
 }
 
+// The launch recorded into a graph instead of run: the exercise is the 2D grid of 2D blocks,
+// and a 1D launch over the flattened matrix gives the same c at the same speed. One ordinary
+// call first loads the kernel outside the recording.
+TEST(MatrixSum2dEdge, LaunchesA2dGridOf2dBlocks) {
+  const int nx = 1000, ny = 1001;
+  const std::size_t count = static_cast<std::size_t>(nx) * ny;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<float> a(course::random_floats(count, -1.f, 1.f, rng));
+  course::DeviceBuffer<float> b(course::random_floats(count, -1.f, 1.f, rng));
+  course::DeviceBuffer<float> c(count);
+  course::Stream stream;
+  matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, stream);
+  stream.synchronize();
+  course::testing::RecordedGraph recorded(
+      stream, [&](cudaStream_t s) { matrix_sum_2d(a.data(), b.data(), c.data(), nx, ny, s); });
+  ASSERT_TRUE(recorded.problem().empty()) << "matrix_sum_2d: " << recorded.problem();
+  ASSERT_GE(recorded.kernels(), 1) << "matrix_sum_2d launched no kernel; found "
+                                   << recorded.census();
+  for (const auto& launch : recorded.launches()) {
+    EXPECT_TRUE(launch.grid.x > 1 && launch.grid.y > 1 && launch.block.x > 1 &&
+                launch.block.y > 1)
+        << "on a " << ny << " x " << nx << " matrix, expected a 2D grid of 2D blocks (more "
+        << "than one block and more than one thread along both x and y); found "
+        << course::testing::describe(launch);
+  }
+}
+
 TEST(MatrixSum2dEdge, CallsAgainWithNewInputs) {
   // Same buffers, new contents: a launcher that remembers its last answer by pointer or by
   // shape returns the first call's c the second time.

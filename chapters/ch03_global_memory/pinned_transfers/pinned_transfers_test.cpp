@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -78,6 +79,42 @@ void check_staged(std::size_t n, std::size_t staging_count) {
   EXPECT_TRUE(course::testing::equal(values, dev.download(),
                                      {{}, "device buffer after staged_upload"}));
   EXPECT_TRUE(dev.guards_intact("device buffer after staged_upload"));
+}
+
+// staged_upload must move the data through the pinned staging buffer: a cudaMemcpy straight
+// from the pageable source (the driver staging it in a buffer of its own) puts the same data on
+// the device. So the staging buffer, poisoned before the call, must afterwards hold data of the
+// source (the last chunks staged), and nothing else.
+TEST(PinnedTransfers, StagedUploadGoesThroughTheStagingBuffer) {
+  const std::size_t n = 100003;
+  const std::size_t staging_count = 4096;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -1e3f, 1e3f, rng);
+  Pinned staging = pinned(staging_count);
+  ASSERT_NE(staging, nullptr);
+  std::memset(staging.get(), course::kPoisonByte, staging_count * sizeof(float));
+  course::DeviceBuffer<float> dev(n);
+  course::Stream stream;
+  staged_upload(values.data(), dev.data(), n, staging.get(), staging_count, stream);
+  ASSERT_TRUE(course::testing::equal(values, dev.download(), {{}, "device buffer"}));
+
+  std::vector<std::uint32_t> source_bits(n);
+  std::memcpy(source_bits.data(), values.data(), n * sizeof(float));
+  std::sort(source_bits.begin(), source_bits.end());
+  const std::uint32_t poison = course::testing::poison_values<std::uint32_t>(1)[0];
+  std::size_t staged = 0, foreign = 0;
+  for (std::size_t i = 0; i < staging_count; ++i) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, staging.get() + i, sizeof bits);
+    if (bits == poison) continue;
+    ++staged;
+    if (!std::binary_search(source_bits.begin(), source_bits.end(), bits)) ++foreign;
+  }
+  EXPECT_GT(staged, 0u) << "staged_upload of " << n << " floats left all " << staging_count
+                        << " floats of the staging buffer untouched: copy each chunk of src "
+                        << "into staging (memcpy on the host), then from staging to the device";
+  EXPECT_EQ(foreign, 0u) << foreign << " of the " << staged << " floats written to the staging "
+                         << "buffer are not values of src";
 }
 
 class RoundTrip : public ::testing::TestWithParam<std::size_t> {};

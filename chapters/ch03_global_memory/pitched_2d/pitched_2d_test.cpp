@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -66,6 +67,58 @@ TEST(Pitched2D, UploadDownloadRoundTrips) {
   EXPECT_TRUE(course::testing::equal(values, back, {{static_cast<std::size_t>(h),
                                                      static_cast<std::size_t>(w)},
                                                     "pitched_download"}));
+}
+
+// The heights of the copies a recorded graph holds: a 2D copy moves every row in one.
+std::vector<std::size_t> copy_heights(const course::testing::RecordedGraph& recorded) {
+  std::size_t total = 0;
+  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nullptr, &total));
+  std::vector<cudaGraphNode_t> nodes(total);
+  if (total > 0) CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nodes.data(), &total));
+  std::vector<std::size_t> heights;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeMemcpy) continue;
+    cudaMemcpy3DParms params{};
+    CUDA_CHECK(cudaGraphMemcpyNodeGetParams(node, &params));
+    heights.push_back(params.extent.height * params.extent.depth);
+  }
+  return heights;
+}
+
+// Upload and download recorded into graphs instead of run: each is one cudaMemcpy2DAsync, a
+// single copy of all the rows between the packed host rows and the pitched ones. A copy per
+// row (or a packed copy and a kernel that spreads the rows) lands the same data. The host
+// memory is pinned, which a recorded copy needs; one ordinary call of each comes first.
+TEST(Pitched2D, UploadAndDownloadAreOne2dCopyEach) {
+  const int w = 100, h = 37;
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_floats(n, -5.f, 5.f, rng);
+  course::PinnedBuffer<float> host(n);
+  std::copy(values.begin(), values.end(), host.data());
+  Owned owned(w, h);
+  ASSERT_NE(owned.p.ptr, nullptr);
+  course::Stream stream;
+  const std::function<void(cudaStream_t)> calls[] = {
+      [&](cudaStream_t s) { pitched_upload(owned.p, host.data(), s); },
+      [&](cudaStream_t s) { pitched_download(host.data(), owned.p, s); }};
+  const char* names[] = {"pitched_upload", "pitched_download"};
+  for (int k = 0; k < 2; ++k) {
+    calls[k](stream);
+    stream.synchronize();
+    course::testing::RecordedGraph recorded(stream, calls[k]);
+    ASSERT_TRUE(recorded.problem().empty()) << names[k] << ": " << recorded.problem();
+    const auto heights = copy_heights(recorded);
+    EXPECT_TRUE(recorded.copies() == 1 && recorded.kernels() + recorded.memsets() +
+                                              recorded.others() == 0 &&
+                heights.size() == 1 && heights[0] == static_cast<std::size_t>(h))
+        << names[k] << " of " << h << " rows of " << w << " floats enqueued "
+        << recorded.census() << (heights.empty() ? "" : " (the first copy moves ")
+        << (heights.empty() ? "" : std::to_string(heights[0]) + " rows)")
+        << "; expected one cudaMemcpy2DAsync of all " << h << " rows and nothing else";
+  }
 }
 
 void check_mirror_sum(int w, int h) {

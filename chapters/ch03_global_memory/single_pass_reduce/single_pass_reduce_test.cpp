@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <string>
@@ -98,6 +99,48 @@ TEST(SinglePassResidency, MoreBlocksThanTheGpuHoldsAtOnce) {
                std::to_string(course::testing::resident_thread_capacity()) +
                " threads this GPU holds at once, + 3");
   check_sum(n, 0);
+}
+
+// A stress test of the ordering the exercise is about: each block's partial must be visible
+// before its ticket is counted, or the last block adds the partial that the call before left in
+// the same slot. Many calls go back to back on one stream and one scratch, no host code between
+// them, each on new inputs (so every slot's old partial is wrong for the next call), for grids
+// of 2 blocks up to a full GPU. On Hopper a missing or misplaced fence rarely shows here (the
+// store usually reaches L2 before the atomic does; the fixtures without the fence passed 16 runs
+// on an H200): the memory_fence rule is what fails such a kernel. This case catches the races
+// that do show, and a counter not reset in time for a call that follows with no host code in
+// between. Its own suite keeps it out of the sanitizer's filter.
+TEST(SinglePassStress, EveryCallSeesTheCurrentPartials) {
+  constexpr int kInputs = 16;  // distinct inputs per size, called in turn
+  constexpr int kRounds = 16;  // times through them
+  const int most = static_cast<int>(std::min<long long>(
+      course::testing::resident_thread_capacity() + 3, (1 << 20) + 3));
+  auto rng = course::testing::case_rng();
+  for (const int n : {300, 4099, 65537, most}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    std::vector<course::DeviceBuffer<int>> inputs;
+    std::vector<long long> sums;
+    for (int k = 0; k < kInputs; ++k) {
+      const auto values = random_values(n, rng);
+      sums.push_back(host_sum(values));
+      inputs.emplace_back(values);
+    }
+    Scratch scratch;
+    GuardedOutput<long long> out(static_cast<std::size_t>(kInputs) * kRounds);
+    course::Stream stream;
+    for (int call = 0; call < kInputs * kRounds; ++call)
+      single_pass_reduce(inputs[call % kInputs].data(), n, scratch.data(), out.data() + call,
+                         stream);
+    stream.synchronize();
+    std::vector<long long> expected;
+    for (int call = 0; call < kInputs * kRounds; ++call) expected.push_back(sums[call % kInputs]);
+    EXPECT_TRUE(course::testing::equal(expected, out.download(),
+                                       {{}, "sums of " + std::to_string(kInputs * kRounds) +
+                                                " calls back to back on one scratch (element k "
+                                                "is call k)"}));
+    EXPECT_TRUE(out.guards_intact("the calls' outputs"));
+    EXPECT_EQ(scratch.counter(), 0u) << "the counter after the last call";
+  }
 }
 
 TEST(SinglePassEdge, SumsFromMisalignedPointers) {

@@ -111,6 +111,51 @@ TEST(ZeroCopyUnified, PrefetchedVariantMovesBothRangesToTheDevice) {
                                      {{}, "out"}));
 }
 
+// Zero-copy means the kernel itself reads the mapped host memory, over the bus, when it runs.
+// Copying host_in to the device first gives the same out, so two things are checked. The call
+// recorded into a graph instead of run holds one kernel and nothing else (no copy, allocation
+// or second kernel on the stream). And with the stream held shut, values the host writes into
+// host_in after the call has returned, before the kernel may start, are the ones out is made
+// of (a synchronous copy elsewhere took the old ones). One ordinary call first loads the kernel
+// outside the recording.
+TEST(ZeroCopyUnified, ZeroCopyKernelReadsTheHostMemoryItself) {
+  const int n = 1 << 20;
+  auto rng = course::testing::case_rng();
+  const auto p = draw_params(rng);
+  course::PinnedBuffer<float> in(n, cudaHostAllocMapped);
+  const auto first = course::random_floats(n, -100.f, 100.f, rng);
+  std::memcpy(in.data(), first.data(), in.bytes());
+  auto out = course::testing::poisoned_output<float>(n);
+  course::Stream stream;
+  saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, stream);
+  stream.synchronize();
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
+    saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, s);
+  });
+  ASSERT_TRUE(recorded.problem().empty()) << "saxpy_zero_copy: " << recorded.problem();
+  EXPECT_TRUE(recorded.kernels() == 1 && recorded.memsets() + recorded.copies() +
+                                             recorded.others() == 0)
+      << "saxpy_zero_copy enqueued " << recorded.census() << "; expected one kernel and "
+      << "nothing else: the kernel reads host_in through its device pointer "
+      << "(cudaHostGetDevicePointer), with no copy to the device first";
+
+  const auto later = course::random_floats(n, -100.f, 100.f, rng);
+  out.fill_bytes(course::kPoisonByte);
+  {
+    course::StreamGate gate(stream);
+    saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, stream);
+    std::memcpy(in.data(), later.data(), in.bytes());  // the kernel has not started yet
+    gate.open();
+    stream.synchronize();
+    ASSERT_FALSE(gate.gave_up()) << "saxpy_zero_copy waited for its own stream to finish";
+  }
+  EXPECT_TRUE(course::testing::close(saxpy_reference(later.data(), n, p.factor, p.offset),
+                                     out.download(), kTolerance,
+                                     {{}, "out, from host_in as the host rewrote it after the "
+                                          "call and before the kernel ran (a copy made during "
+                                          "the call gives the old values)"}));
+}
+
 // keeps_to_stream holds the stream shut while the function returns: a launch or a prefetch
 // anywhere else (the default stream, a stream of its own) writes out meanwhile, and waiting
 // on the stream is reported. RunsOnTheGivenStream is saxpy_zero_copy's case.

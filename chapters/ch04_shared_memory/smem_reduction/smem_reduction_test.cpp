@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,49 @@ TEST(SmemReductionEdge, RunsOnTheGivenStream) {
       {{out.data(), out.bytes(), "*out"}}));
   EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(in.host(), kOffset, n)},
                                      out.download(), {{}, "*out (the sum)"}));
+}
+
+// Each block size's launches recorded into a graph instead of run: the shared array must be
+// sized at launch from the caller's block size (the third launch parameter), which the sums
+// cannot show: a static array big enough for 1024 threads gives the same sums. So the kernel
+// that runs with block_size threads has dynamic shared memory, and more of it for 1024
+// threads than for 32. One ordinary call first loads the kernel outside the recording.
+TEST(SmemReductionEdge, SizesSharedMemoryAtLaunchFromTheBlockSize) {
+  constexpr int n = 100003;
+  auto rng = course::testing::case_rng();
+  course::DeviceBuffer<int> in(course::random_ints(n, INT_MIN, INT_MAX, rng));
+  course::DeviceBuffer<long long> out(1);
+  course::Stream stream;
+  std::vector<unsigned int> bytes_by_size;
+  for (const int block_size : {32, 64, 128, 256, 512, 1024}) {
+    smem_reduction(in.data(), n, block_size, out.data(), stream);
+    stream.synchronize();
+    course::testing::RecordedGraph recorded(
+        stream, [&](cudaStream_t s) { smem_reduction(in.data(), n, block_size, out.data(), s); });
+    ASSERT_TRUE(recorded.problem().empty()) << "smem_reduction: " << recorded.problem();
+    unsigned int most = 0;
+    std::string seen;
+    bool found = false;
+    for (const auto& launch : recorded.launches()) {
+      seen += "; " + course::testing::describe(launch);
+      if (launch.block.x * launch.block.y * launch.block.z != static_cast<unsigned>(block_size))
+        continue;
+      found = true;
+      most = std::max(most, launch.dynamic_shared_bytes);
+    }
+    ASSERT_TRUE(found) << "block_size " << block_size << ": no kernel was launched with "
+                       << block_size << " threads a block, the caller's block size; found "
+                       << recorded.census() << seen;
+    EXPECT_GT(most, 0u) << "block_size " << block_size << ": the kernel with " << block_size
+                        << " threads a block was launched with no dynamic shared memory: size "
+                        << "the extern __shared__ array with the third launch parameter"
+                        << seen;
+    bytes_by_size.push_back(most);
+  }
+  EXPECT_GT(bytes_by_size.back(), bytes_by_size.front())
+      << "the dynamic shared memory does not grow with the block size (" << bytes_by_size.front()
+      << " bytes for 32 threads, " << bytes_by_size.back() << " for 1024): it must be sized "
+      << "from block_size at launch";
 }
 
 TEST(SmemReductionEdge, CallsAgainWithNewInputs) {

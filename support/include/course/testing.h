@@ -165,6 +165,19 @@ struct Watched {
 ::testing::AssertionResult keeps_to_stream(const std::function<void(cudaStream_t)>& launch,
                                            const std::vector<Watched>& watched);
 
+// One kernel launch of a recorded graph, as the launcher configured it: what a test checks
+// when the exercise is about the launch itself (a 2D grid, dynamic shared memory sized from the
+// block, a cooperative launch), which the results alone cannot show.
+struct RecordedLaunch {
+  dim3 grid;
+  dim3 block;
+  unsigned int dynamic_shared_bytes = 0;
+  bool cooperative = false;  // launched with cudaLaunchCooperativeKernel (or the attribute)
+};
+
+// "grid (a, b, c), block (x, y, z), 0 bytes of dynamic shared memory[, cooperative]".
+std::string describe(const RecordedLaunch& launch);
+
 // What a launcher enqueued, recorded into a graph instead of run (stream capture, relaxed mode:
 // streams it forks from the captured one with events are recorded too, and their joins become
 // edges). Owns the graph and its instantiation.
@@ -187,6 +200,8 @@ class RecordedGraph {
   int memsets() const { return memsets_; }
   int copies() const { return copies_; }
   int others() const { return others_; }
+  // The kernel nodes' launch configurations, in no particular order.
+  const std::vector<RecordedLaunch>& launches() const { return launches_; }
   // "3 kernel launch(es), 1 memset(s), 0 copy(ies) and 0 other operation(s)".
   std::string census() const;
   // Runs the recorded work again on `stream` (instantiated on first use).
@@ -197,6 +212,7 @@ class RecordedGraph {
   cudaGraphExec_t exec_ = nullptr;
   std::string problem_;
   int kernels_ = 0, memsets_ = 0, copies_ = 0, others_ = 0;
+  std::vector<RecordedLaunch> launches_;
 };
 
 // What every leak check's failure says first. Other exercises graded at the same time allocate
