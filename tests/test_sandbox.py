@@ -112,6 +112,30 @@ def test_no_network_not_even_the_hosts_loopback(box, tmp_path):
     assert accepted == [None]
 
 
+def test_unix_sockets_in_the_usual_folders_are_out_of_reach(box, tmp_path):
+    # A socket named in the file system (a container engine's, another user's tmux) can be
+    # connected to whatever Landlock says of files; /tmp, /run and the like get an empty file
+    # system of their own. The scratch folder lives in the build directory, as the grader's do.
+    python = Path("/usr/bin/python3")
+    if not python.is_file() or not box.capabilities.get("pid_namespace"):
+        pytest.skip("needs /usr/bin/python3 and a mount namespace")
+    path = tmp_path / "engine.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    scratch = ROOT / "build" / f"test-sandbox-{os.getpid()}"
+    try:
+        result = proc.run(box.wrap([str(python), "-c",
+                                    "import socket; s = socket.socket(socket.AF_UNIX); "
+                                    f"s.connect({str(path)!r}); print('CONNECTED')"],
+                                   sandbox.fresh_folder(scratch)), 30)
+    finally:
+        server.close()
+        sandbox.remove(scratch)
+    assert "CONNECTED" not in result.output
+    assert "FileNotFoundError" in result.output, result.output
+
+
 def _accept(server: socket.socket):
     try:
         connection, _ = server.accept()
