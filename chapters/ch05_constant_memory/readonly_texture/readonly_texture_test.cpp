@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <future>
 #include <ostream>
@@ -226,6 +227,103 @@ INSTANTIATE_TEST_SUITE_P(
                                          Shapes{1, 30000, 2, 70001}),
                        kAddresses),
     resample_name);
+
+// Where the texture unit's weight for output coordinate `o` of `out_size` along an axis of
+// `size` texels is certain: the sample's distance past the texel below it, counted in 256ths
+// of a texel, lies 0.1 to 0.4 past a whole 256th. Rounding it to 8 fractional bits (what
+// Hopper does, measured on an H200) and truncating it then give the same weight, and the
+// hardware's own coordinate arithmetic (there, u held to 21 fractional bits) moves it by less
+// than 0.1 of a 256th on an axis of up to 512 texels.
+bool weight_is_certain(int o, int out_size, int size) {
+  const float normalised = (static_cast<float>(o) + 0.5f) / static_cast<float>(out_size);
+  const double steps = (static_cast<double>(normalised) * size - 0.5) * 256.0;
+  const double past = steps - std::floor(steps);
+  return past >= 0.1 && past <= 0.4;
+}
+
+// What a bilinear filter written in float computes along a line of texels: the sample's exact
+// distance past the texel below it as the weight, where the texture unit keeps 8 bits of it.
+float filtered_in_float(const std::vector<float>& line, int o, int out_size,
+                        ResampleAddress address) {
+  const int size = static_cast<int>(line.size());
+  const float position =
+      (static_cast<float>(o) + 0.5f) / static_cast<float>(out_size) * size - 0.5f;
+  const float below = std::floor(position);
+  const float weight = position - below;
+  const auto texel = [&](long long i) {
+    if (address == ResampleAddress::kWrap) return line[((i % size) + size) % size];
+    return line[std::clamp<long long>(i, 0, size - 1)];
+  };
+  const auto i = static_cast<long long>(below);
+  return (1.0f - weight) * texel(i) + weight * texel(i + 1);
+}
+
+// Two units in the last place of a value in [0, 1): what the texture unit's sum of two
+// products may differ from the reference's, rounded once from double.
+constexpr course::Tolerance kTextureUnitTolerance{2.5e-7, 1e-7};
+
+TEST(TextureResampleEdge, FilteredByTheTextureUnit) {
+  // The texture unit keeps each filter weight to 8 fractional bits; a bilinear filter written
+  // by hand in float keeps 24, and lands up to a 256th of the neighbours' difference away:
+  // inside the other cases' tolerance, but thousands of units in the last place off. Here, on
+  // a row one texel high (or a column one texel wide, so that the other axis's weight is
+  // exactly 0), every sample whose 8-bit weight is certain must match the reference's
+  // fixed-point weights to within two units in the last place: only filtering done by the
+  // texture unit (cudaFilterModeLinear) does.
+  struct Line {
+    Shapes shapes;
+    ResampleAddress address;
+  };
+  const Line lines[] = {{{37, 1, 1000, 1}, ResampleAddress::kClamp},
+                        {{37, 1, 1000, 1}, ResampleAddress::kWrap},
+                        {{255, 1, 1021, 1}, ResampleAddress::kWrap},
+                        {{512, 1, 1999, 1}, ResampleAddress::kClamp},
+                        {{1, 29, 1, 777}, ResampleAddress::kWrap},
+                        {{1, 100, 1, 1003}, ResampleAddress::kClamp}};
+  auto rng = course::testing::case_rng();
+  for (const Line& line : lines) {
+    const Shapes& s = line.shapes;
+    const bool row = s.height == 1;
+    const int out_size = row ? s.out_width : s.out_height;
+    const std::string what = std::string("out for a ") + shapes_text(s) + ", " +
+                             address_name(line.address) + ", at the " +
+                             "samples whose 8-bit weight is certain (the others copied from "
+                             "the output)";
+    GuardedInput<float> image(random_image(s, rng));
+    GuardedOutput<float> out(out_count(s));
+    resample(image.data(), s, out.data(), line.address, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto got = out.download();
+    auto expected = texture_resample_reference(image.host(), s.width, s.height, s.out_width,
+                                               s.out_height, line.address);
+    std::size_t certain = 0, telling = 0;
+    double float_miss = 0;
+    for (int o = 0; o < out_size; ++o) {
+      if (!weight_is_certain(o, out_size, row ? s.width : s.height)) {
+        expected[o] = got[o];
+        continue;
+      }
+      ++certain;
+      const double miss =
+          std::fabs(filtered_in_float(image.host(), o, out_size, line.address) - expected[o]);
+      float_miss = std::max(float_miss, miss);
+      if (miss > 100 * kTextureUnitTolerance.rel) ++telling;
+    }
+    // The case is only as good as its samples: a filter in float must miss many of them.
+    ASSERT_GE(telling, std::size_t{100})
+        << "the test's own check: only " << telling << " of the " << certain
+        << " samples tell the texture unit's weights from float weights for a "
+        << shapes_text(s);
+    EXPECT_TRUE(course::testing::close(
+        expected, got, kTextureUnitTolerance,
+        {{static_cast<std::size_t>(s.out_height), static_cast<std::size_t>(s.out_width)},
+         what}))
+        << "a bilinear filter in float, with the sample's exact position as its weight, "
+           "misses these samples by up to "
+        << float_miss << ": sample through a texture object with cudaFilterModeLinear";
+    EXPECT_TRUE(out.guards_intact("out"));
+  }
+}
 
 TEST(TextureResampleEdge, EmptyOutputWritesNothingThenSmallWorks) {
   constexpr Shapes kSmall{3, 4, 6, 7};

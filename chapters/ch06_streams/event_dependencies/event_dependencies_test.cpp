@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -226,6 +228,85 @@ TEST(RunDagEdge, OneStreamForEverything) {
   run_dag(x.data(), y.data(), a.data(), b.data(), c.data(), n, stream, stream, stream);
   stream.synchronize();
   EXPECT_TRUE(course::testing::equal(run_dag_reference(in.x, in.y).c, c.download(), {{}, "c"}));
+}
+
+// Every node `node` depends on, directly or through others.
+std::set<cudaGraphNode_t> ancestors_of(cudaGraphNode_t node) {
+  std::set<cudaGraphNode_t> seen;
+  std::vector<cudaGraphNode_t> todo{node};
+  while (!todo.empty()) {
+    const cudaGraphNode_t next = todo.back();
+    todo.pop_back();
+    std::size_t count = 0;
+    // CUDA 13 added edge data to this call; the test needs none.
+#if CUDART_VERSION >= 13000
+    CUDA_CHECK(cudaGraphNodeGetDependencies(next, nullptr, nullptr, &count));
+    std::vector<cudaGraphNode_t> before(count);
+    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(next, before.data(), nullptr, &count));
+#else
+    CUDA_CHECK(cudaGraphNodeGetDependencies(next, nullptr, &count));
+    std::vector<cudaGraphNode_t> before(count);
+    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(next, before.data(), &count));
+#endif
+    for (cudaGraphNode_t earlier : before)
+      if (seen.insert(earlier).second) todo.push_back(earlier);
+  }
+  return seen;
+}
+
+TEST(RunDagEdge, TheConsumerWaitsThroughEvents) {
+  // The held-stream cases show that the consumer waits; this one shows that the waiting is
+  // the streams', through events, and not something the kernels do among themselves (a
+  // consumer spinning on flags the producers set). The call is recorded into a graph instead
+  // of run, stream_a and stream_b forked from stream_c: the recording ends only when both
+  // are joined back into stream_c, and in the graph the consumer's kernel must come after
+  // both producers' kernels.
+  const std::size_t n = 4097;
+  auto rng = course::testing::case_rng();
+  const Inputs in = random_inputs(n, rng);
+  GuardedInput<float> x(in.x), y(in.y);
+  GuardedOutput<float> a(n), b(n), c(n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  course::Stream stream_a, stream_b, stream_c;
+  // Run first, which also keeps one-time set-up (loading the kernels) out of the recording.
+  run_dag(x.data(), y.data(), a.data(), b.data(), c.data(), n, stream_a, stream_b, stream_c);
+  stream_c.synchronize();
+  EXPECT_TRUE(course::testing::equal(run_dag_reference(in.x, in.y).c, c.download(),
+                                     {{}, "c of the call that was run"}));
+
+  course::Event fork(cudaEventDisableTiming);
+  course::testing::RecordedGraph recorded(stream_c, [&](cudaStream_t s) {
+    fork.record(s);
+    CUDA_CHECK(cudaStreamWaitEvent(stream_a, fork, 0));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_b, fork, 0));
+    run_dag(x.data(), y.data(), a.data(), b.data(), c.data(), n, stream_a, stream_b, s);
+  });
+  ASSERT_TRUE(recorded.problem().empty())
+      << "run_dag, recorded with stream_a and stream_b forked from stream_c: "
+      << recorded.problem() << ". stream_c must wait for each producer through an event "
+      << "recorded on its stream (cudaEventRecord, then cudaStreamWaitEvent on stream_c).";
+  ASSERT_EQ(recorded.kernels(), 3)
+      << "run_dag enqueued " << recorded.census() << "; expected the two producers and the "
+      << "consumer, one kernel each";
+  std::size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nodes.data(), &count));
+  std::vector<cudaGraphNode_t> kernels;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) kernels.push_back(node);
+  }
+  const bool one_after_both = std::any_of(kernels.begin(), kernels.end(), [&](auto kernel) {
+    const auto before = ancestors_of(kernel);
+    return std::count_if(kernels.begin(), kernels.end(),
+                         [&](auto other) { return before.count(other) > 0; }) == 2;
+  });
+  EXPECT_TRUE(one_after_both)
+      << "in the recorded graph no kernel comes after both of the others: the consumer must "
+         "wait for both producers through events (cudaEventRecord on stream_a and on "
+         "stream_b after each producer, cudaStreamWaitEvent on stream_c before the consumer)";
 }
 
 TEST(RunDagEdge, CallsAgainWithNewInputs) {

@@ -4,3 +4,6 @@
 #include <vector>
 
 std::vector<float> equalise_reference(const std::vector<unsigned char>& pixels);
+
+// The kLevels intensities the host step puts in scratch.host_lut for these pixels.
+std::vector<float> equalise_table_reference(const std::vector<unsigned char>& pixels);

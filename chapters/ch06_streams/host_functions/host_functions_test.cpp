@@ -175,6 +175,78 @@ TEST(EqualiseEdge, BackToBackCallsShareAScratch) {
                                      {{}, "intensities of the second call"}));
 }
 
+// The host nodes of a recorded graph: what cudaLaunchHostFunc enqueued while it was recorded.
+std::vector<cudaGraphNode_t> host_nodes(cudaGraph_t graph) {
+  std::size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  std::vector<cudaGraphNode_t> hosts;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeHost) hosts.push_back(node);
+  }
+  return hosts;
+}
+
+// What the stream runs in place of the student's host step below: nothing at all.
+void CUDART_CB skipped_host_step(void* /*user_data*/) {}
+
+TEST(EqualiseEdge, TheHostStepIsTheEnqueuedHostFunction) {
+  // Right intensities alone do not show where the table was built: a kernel could build it
+  // on the device beside a host function that does nothing. So the call is recorded into a
+  // graph instead of run, where its host function is a host node, and replayed with that
+  // node emptied: the kernels and copies run, and the table must not appear (no kernel or
+  // copy builds it). Then the test calls the student's host function itself, with the user
+  // data equalise gave it, once the counts are in pinned memory: it must build the table.
+  const std::size_t n = 65537;
+  auto rng = course::testing::case_rng();
+  const auto image = random_image(n, rng);
+  course::testing::GuardedInput<unsigned char> pixels(image);
+  auto intensities = course::testing::poisoned_output<float>(n);
+  ScratchBuffers scratch;
+  course::Stream stream;
+  // Run first, which also keeps one-time set-up (loading the kernels) out of the recording.
+  equalise(pixels.data(), intensities.data(), n, scratch.view(), stream);
+  stream.synchronize();
+  EXPECT_TRUE(course::testing::equal(equalise_reference(image), intensities.download(),
+                                     {{}, "intensities of the call that was run"}));
+  scratch.poison();
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  course::testing::RecordedGraph recorded(stream, [&](cudaStream_t s) {
+    equalise(pixels.data(), intensities.data(), n, scratch.view(), s);
+  });
+  ASSERT_TRUE(recorded.problem().empty()) << "equalise: " << recorded.problem();
+  const auto hosts = host_nodes(recorded.graph());
+  ASSERT_EQ(hosts.size(), 1u)
+      << "equalise enqueued " << recorded.census() << ", " << hosts.size()
+      << " of them host functions; the host step is one cudaLaunchHostFunc on the stream, "
+         "between the copy of the counts and the copy of the table";
+  cudaHostNodeParams student{};
+  CUDA_CHECK(cudaGraphHostNodeGetParams(hosts.front(), &student));
+  const cudaHostNodeParams skipped{skipped_host_step, nullptr};
+  CUDA_CHECK(cudaGraphHostNodeSetParams(hosts.front(), &skipped));
+  recorded.replay(stream);
+  stream.synchronize();
+  const auto table = [&] {
+    return std::vector<float>(scratch.host_lut.data(), scratch.host_lut.data() + kLevels);
+  };
+  EXPECT_TRUE(course::testing::equal(
+      course::testing::poison_values<float>(kLevels), table(),
+      {{}, "scratch.host_lut after the recorded call ran without its host function (it was "
+           "written all the same: the table must be built by the host function, on the host, "
+           "not by a kernel or a copy)"}));
+
+  student.fn(student.userData);
+  EXPECT_TRUE(course::testing::equal(
+      equalise_table_reference(image), table(),
+      {{}, "scratch.host_lut once the test had called equalise's host function with its user "
+           "data, after the counts were copied (the host function must build the table from "
+           "scratch.host_block_histograms)"}));
+}
+
 TEST(EqualiseEdge, RunsOnTheGivenStream) {
   // The stream is held shut while equalise returns. A host step done at once (not as a host
   // function) reads the pinned counts before the copy filled them and writes the pinned

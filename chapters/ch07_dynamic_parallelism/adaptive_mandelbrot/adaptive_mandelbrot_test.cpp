@@ -334,6 +334,39 @@ TEST(AdaptiveMandelbrotEdge, SubdivisionsSetTheSubRegions) {
                              note.str()));
 }
 
+TEST(AdaptiveMandelbrotEdge, TheHostLaunchesOnlyDepthZero) {
+  // The image alone does not show where the sub-regions were launched from: the host could
+  // launch one grid per depth over every region that might need it. So the call is recorded
+  // into a graph instead of run: the host's part must be ONE kernel launch (depth 0, the
+  // initial regions), every child grid being launched from the device; while the same call,
+  // run, draws the algorithm's image.
+  const int width = 300, height = 200;
+  const MandelbrotParams base = params_of(32, 4, 3, 2);
+  auto rng = course::testing::case_rng();
+  const MandelbrotView view = view_of(Scene::WholeSet, width, height, rng);
+  MandelbrotParams params = base;
+  params.max_dwell = std::uniform_int_distribution<int>(128, 512)(rng);
+  const std::size_t n = static_cast<std::size_t>(width) * height;
+  auto dwells = course::testing::poisoned_output<int>(n);
+  course::Stream stream;
+  const auto call = [&](cudaStream_t s) {
+    mandelbrot_adaptive(dwells.data(), width, height, view, params, s);
+  };
+  // Run first, which also keeps one-time set-up (loading the kernel) out of the recording.
+  call(stream);
+  stream.synchronize();
+  EXPECT_TRUE(same_image(mandelbrot_reference(width, height, view, params), dwells.download(),
+                         width, params, describe(width, height, Scene::WholeSet, view, params)));
+
+  course::testing::RecordedGraph recorded(stream, call);
+  ASSERT_TRUE(recorded.problem().empty()) << "mandelbrot_adaptive: " << recorded.problem();
+  ASSERT_EQ(recorded.kernels(), 1)
+      << "mandelbrot_adaptive enqueued " << recorded.census() << " from the host for "
+      << describe(width, height, Scene::WholeSet, view, params)
+      << "; it launches ONE kernel, over the initial regions, and each region that is "
+         "subdivided launches its sub-regions as a child grid from the device";
+}
+
 TEST(AdaptiveMandelbrotEdge, CallsAgainWithNewInputs) {
   // Same buffer and size, a new view (and dwell limit) each call: a launcher that remembers
   // its last image by pointer or size returns the first call's picture the second time.

@@ -171,6 +171,44 @@ TEST(NestedLaunchEdge, RunsOnTheGivenStream) {
                            "records after the held stream ran"));
 }
 
+TEST(NestedLaunchEdge, TheHostLaunchesOnlyDepthZero) {
+  // The records alone cannot show who launched each grid: a loop of host launches, one grid
+  // per depth, writes the same tree. So the call is recorded into a graph instead of run:
+  // the host's part must be ONE grid of `blocks` blocks of `threads` threads (depth 0; the
+  // deeper grids are launched from the device, so they are no launch of the host's), while
+  // the same call, run, records the whole tree.
+  auto rng = course::testing::case_rng();
+  const Tree tree = random_tree(rng);
+  const std::size_t capacity =
+      2 * nested_launch_record_count(tree.blocks, tree.threads, tree.max_depth);
+  auto records = course::testing::poisoned_output<LaunchRecord>(capacity);
+  course::DeviceBuffer<int> count(std::vector<int>{0});
+  course::Stream stream;
+  const auto call = [&](cudaStream_t s) {
+    record_nested_launches(records.data(), count.data(), tree.blocks, tree.threads,
+                           tree.max_depth, s);
+  };
+  // Run first, which also keeps one-time set-up (loading the kernel) out of the recording.
+  call(stream);
+  stream.synchronize();
+  EXPECT_TRUE(tree_matches(tree, records.download(), 0, count.download()[0],
+                           "records of the call that was run"));
+
+  course::testing::RecordedGraph recorded(stream, call);
+  ASSERT_TRUE(recorded.problem().empty()) << "record_nested_launches: " << recorded.problem();
+  ASSERT_EQ(recorded.kernels(), 1)
+      << "record_nested_launches(" << describe(tree) << ") enqueued " << recorded.census()
+      << " from the host; it launches ONE grid, depth 0, and every deeper grid is launched "
+         "from the device by thread 0 of a block of the grid above it";
+  const course::testing::RecordedLaunch& depth0 = recorded.launches().front();
+  EXPECT_TRUE(depth0.grid.x == static_cast<unsigned>(tree.blocks) && depth0.grid.y == 1 &&
+              depth0.grid.z == 1 && depth0.block.x == static_cast<unsigned>(tree.threads) &&
+              depth0.block.y == 1 && depth0.block.z == 1)
+      << "the host's grid was launched with " << course::testing::describe(depth0)
+      << "; depth 0 of " << describe(tree) << " is a grid of " << tree.blocks << " blocks of "
+      << tree.threads << " threads";
+}
+
 TEST(NestedLaunchLimits, SixtyFourChainsFromFullBlocks) {
   // The largest call the API allows: 64 chains of 11 grids, 640 device-side launches.
   check_tree(Tree{64, 1024, 30}, 0);

@@ -355,6 +355,38 @@ TEST(QuicksortEdge, CallsAgainWithNewInputs) {
   }
 }
 
+TEST(QuicksortEdge, TheHostLaunchesOnlyTheFirstGrid) {
+  // Sorted keys do not show where the recursion ran: a sort made of host launches (a bitonic
+  // network, a radix sort's passes) sorts too. So the call is recorded into a graph instead
+  // of run: for keys past one leaf, the host's part must be ONE kernel launch, the depth-0
+  // partition (a memset of its counters or a copy may come with it), every later grid being
+  // launched from the device; while the same call, run, sorts.
+  prepare_every_case();
+  const std::size_t n = 65537;
+  const QuicksortParams params;
+  prepare_recursive_quicksort(n, params);
+  auto rng = course::testing::case_rng();
+  const auto keys = make_keys(Keys::Random, n, rng);
+  GuardedInput<int> in(keys);
+  auto out = course::testing::poisoned_output<int>(n);
+  auto scratch = course::testing::poisoned_output<int>(quicksort_scratch_ints(n));
+  course::Stream stream;
+  const auto call = [&](cudaStream_t s) {
+    recursive_quicksort(in.data(), out.data(), scratch.data(), n, params, s);
+  };
+  // Run first, which also keeps one-time set-up (loading the kernels) out of the recording.
+  call(stream);
+  stream.synchronize();
+  EXPECT_TRUE(sorted_like_std_sort(keys, out.download(), "keys_out of the call that was run"));
+
+  course::testing::RecordedGraph recorded(stream, call);
+  ASSERT_TRUE(recorded.problem().empty()) << "recursive_quicksort: " << recorded.problem();
+  ASSERT_EQ(recorded.kernels(), 1)
+      << "recursive_quicksort(n = " << n << ", " << describe(params) << ") enqueued "
+      << recorded.census() << " from the host; it launches ONE grid, the partition of the "
+         "whole array, and the grids that sort its sides are launched from the device";
+}
+
 TEST(QuicksortStream, RunsOnTheGivenStream) {
   // The stream is held shut while recursive_quicksort returns: a sort launched elsewhere
   // writes keys_out meanwhile, one that waits for the device never returns. The device-side

@@ -151,6 +151,38 @@ TEST(RecursiveReduceEdge, CallsAgainWithNewInputs) {
   }
 }
 
+TEST(RecursiveReduceEdge, TheHostLaunchesOnlyLevelZero) {
+  // A right sum does not show who launched the levels: chapter 02's two-pass reduction, both
+  // passes launched from the host, or one pass that adds every block's sum into a zeroed
+  // *result, gets it too. So the call is recorded into a graph instead of run: for n that
+  // needs several levels, the host's part must be level 0 alone, ONE kernel launch and
+  // nothing else: every later level is launched from the device, and the level of one block
+  // writes *result, so nothing needs zeroing; while the same call, run, sums right.
+  const std::size_t n = (std::size_t{1} << 22) + 3;
+  auto rng = course::testing::case_rng();
+  const auto values = course::random_ints(n, INT_MIN, INT_MAX, rng);
+  GuardedInput<int> in(values);
+  auto scratch = course::testing::poisoned_output<long long>(recursive_reduce_scratch_size(n));
+  auto result = course::testing::poisoned_output<long long>(1);
+  course::Stream stream;
+  const auto call = [&](cudaStream_t s) {
+    recursive_reduce(in.data(), scratch.data(), n, result.data(), s);
+  };
+  // Run first, which also keeps one-time set-up (loading the kernels) out of the recording.
+  call(stream);
+  stream.synchronize();
+  EXPECT_TRUE(sum_matches(host_sum(values, 0), result.download()[0], n));
+
+  course::testing::RecordedGraph recorded(stream, call);
+  ASSERT_TRUE(recorded.problem().empty()) << "recursive_reduce: " << recorded.problem();
+  EXPECT_TRUE(recorded.kernels() == 1 && recorded.memsets() == 0 && recorded.copies() == 0 &&
+              recorded.others() == 0)
+      << "recursive_reduce(n = " << n << ") enqueued " << recorded.census()
+      << " from the host; it launches level 0 and nothing else: one thread of each level "
+         "launches the next from the device (cudaStreamTailLaunch), and the level of one "
+         "block writes *result";
+}
+
 TEST(RecursiveReduceEdge, RunsOnTheGivenStream) {
   // keeps_to_stream holds the stream shut while the launcher returns: a launch or a copy
   // anywhere else (the default stream, a stream of its own, a synchronous cudaMemcpy) writes
