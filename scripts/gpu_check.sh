@@ -28,6 +28,11 @@
 #   gpus        scripts/check_shared_gpu.py gpus: a class of four copies of solutions/ through
 #               batch --gpus 0, then --gpus all, on GPUS_EXERCISES (default ch01): full marks,
 #               and at most 0.6 of the time with two GPUs or more ("off" with one GPU)
+#   class       scripts/check_fixture_class.py: CLASS_FIXTURES (default all) graded as one class
+#               through `grader batch --jobs CLASS_JOBS` (default 4), with solutions/ and
+#               skeletons/ as two more students when CLASS_SOLUTIONS=1 (the default), CLASS_ROUNDS
+#               times (default 1); every report must match its expect.toml (solutions: full
+#               marks; skeletons: compiled, nothing earned), each graded in the sandbox
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
 #               fixture under tests/fixtures/submissions graded and checked against its
 #               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
@@ -235,6 +240,27 @@ if [ "${BATCH:-1}" = 1 ]; then
   cp "$OUT/batch/batch/gradebook.csv" "$OUT/logs/batch-gradebook.csv" 2>/dev/null
 else
   record batch off "BATCH=0"
+fi
+
+# --- the fixtures as one class ----------------------------------------------------------------
+if [ "${CLASS:-0}" = 1 ]; then
+  echo "== fixtures graded as a class"
+  extra=()
+  [ "${CLASS_SOLUTIONS:-1}" = 1 ] && extra+=(--solutions --skeletons)
+  $PY scripts/check_fixture_class.py build/fixture-class --fixtures "${CLASS_FIXTURES:-all}" \
+      --jobs "${CLASS_JOBS:-4}" --rounds "${CLASS_ROUNDS:-1}" --seed "$SEED" "${extra[@]}" \
+      > "$OUT/logs/class.txt" 2>&1
+  code=$?
+  detail=$(tail -n 1 "$OUT/logs/class.txt")
+  if [ $code = 0 ]; then
+    record class ok "$detail"
+  else
+    grep -v ": ok (" "$OUT/logs/class.txt" | head -n 40
+    record class FAILED "$detail"
+  fi
+  for f in build/fixture-class/round-*/reports/*.json; do [ -f "$f" ] && REPORTS+=("$f"); done
+else
+  record class off "CLASS=0 (CLASS=1 grades the fixtures as one class)"
 fi
 
 # --- the course's tests, GPU fixtures included ---------------------------------------------
