@@ -358,12 +358,29 @@ class Grader:
         stages.append(tested)
         if tested.status == StageStatus.SKIPPED:
             return _Checked(ex, scoring.grade(ex, stages))
+        self._technique_on_what_ran(ex, stages, tested)
 
         if (self.options.sanitizer and tested.status != StageStatus.TIMED_OUT
                 and "stopped" not in tested.details):  # a case never ends: nothing to check
             with gpu_turns.maybe(self.turns, f"the sanitizer runs of {ex.key}", alone):
                 stages.append(sanitizer.run(self.options, ex, test_binary))
         return _Checked(ex, None, stages)
+
+    def _technique_on_what_ran(self, ex: Exercise, stages: list[model.StageResult],
+                               tested: model.StageResult) -> None:
+        """The technique rules again, now counting only the kernels the test run launched
+        (support/src/launch_record.cpp) and those they launch from the device: a rule met by
+        a kernel that never ran is not met. Only a run that reported every case counts (a run
+        cut short launched less than the code does, and the compiled code's verdict stands)."""
+        launched = tested.details.get("launched_kernels")
+        if not ex.technique or not launched or tested.status not in (StageStatus.PASSED,
+                                                                     StageStatus.FAILED):
+            return
+        if any(c.status == model.CaseStatus.NOT_RUN for c in tested.cases):
+            return
+        for i, stage in enumerate(stages):
+            if stage.name == "technique" and stage.status != StageStatus.ERROR:
+                stages[i] = technique.run(self.options, ex, set(launched))
 
     def _benchmark(self, ex: Exercise, stages: list[model.StageResult]) -> None:
         """Appends the benchmark stage (its ratios wait for the shared ceilings) where the

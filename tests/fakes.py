@@ -197,6 +197,8 @@ for c in cases:
     emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures})
     done.append((name, status, failures))
 
+if cfg.get("launched"):  # the test main's record of kernels launched (launch_record.cpp)
+    emit({"event": "launched", "kernels": cfg["launched"]})
 timeline("end")
 if cfg.get("report", "ok") == "ok":
     emit({"event": "finished", "passed": sum(st == "passed" for _, st, _ in done)})

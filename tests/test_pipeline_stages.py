@@ -4,6 +4,7 @@ compute-sanitizer and fake meson/ninja (tools.find is monkeypatched)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -14,9 +15,9 @@ from fakes import (bench_data, clean_integrity, fake_bench, fake_ceilings, fake_
                    fake_sanitizer, fake_tool)
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
-from grader.model import CaseStatus, ExerciseStatus, StageResult, StageStatus
+from grader.model import CaseResult, CaseStatus, ExerciseStatus, StageResult, StageStatus
 from grader import manifest
-from grader.stages import benchmark, build, sanitizer as sanitizer_stage
+from grader.stages import benchmark, build, technique, sanitizer as sanitizer_stage
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
 from helpers import ROOT, vector_add
@@ -564,6 +565,31 @@ def test_folders_planted_where_the_graders_files_go_cost_nothing_and_crash_nothi
         [(s.name, s.status, s.message) for s in r.stages]
     assert [s.name for s in r.stages] == ["build", "integrity", "tests", "sanitizer",
                                           "benchmark"]
+
+
+def test_technique_is_checked_again_on_the_kernels_the_tests_launched(grade, monkeypatch):
+    # A rule met in the compiled code by a kernel the launcher names but never launches is
+    # checked again after the tests, on what the run launched (launch_record.cpp's events).
+    ex = vector_add(test_timeout_s=2.0)
+    ex = dataclasses.replace(ex, technique=[manifest.Technique(
+        name="warp_shuffles", rule="uses_shuffle", points=10, message="m", hint="h")])
+    calls = []
+
+    def fake_technique(options, exercise, launched=None):
+        calls.append(launched)
+        ok = launched is None or "_Z6kernelv" in launched
+        return StageResult("technique", StageStatus.PASSED if ok else StageStatus.FAILED,
+                           cases=[CaseResult("warp_shuffles", CaseStatus.PASSED if ok
+                                             else CaseStatus.FAILED, "checked")])
+    monkeypatch.setattr(technique, "run", fake_technique)
+    r = grade(CASES, ex=ex, gtest={"launched": ["_Z11dead_kernelv"]})
+    assert calls == [None, {"_Z11dead_kernelv"}]
+    assert r.stage("technique").status == StageStatus.FAILED
+    # A run cut short launched less than the code does: the compiled code's verdict stands.
+    calls.clear()
+    crashed = [CASES[0], {"name": CASES[1], "action": "segv"}] + CASES[2:]
+    r = grade(crashed, ex=ex, gtest={"launched": ["_Z11dead_kernelv"]})
+    assert calls == [None] and r.stage("technique").status == StageStatus.PASSED
 
 
 def test_grade_without_sanitizer_and_benchmark(grade):

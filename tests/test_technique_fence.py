@@ -1,8 +1,9 @@
-"""The uses_memory_fence technique rule: which SASS counts as a device-scope fence, what the
-verdict says when there is none, the rule in a manifest, and how single_pass_reduce scores a
-kernel without one. The SASS below is what nvcc 13.0 and the cuobjdump 13 wheel printed for
-sm_90 (addresses kept, encodings cut); the last test compiles the same kernels when the toolkit
-is there."""
+"""The uses_memory_fence technique rule: which SASS counts as a device-scope fence, that it
+must stand between the store of the data and the atomic that publishes it (in program order,
+through called functions), what the verdict says when there is none or it stands elsewhere,
+the rule in a manifest, and how single_pass_reduce scores a kernel without one. The SASS below
+is what nvcc 13.0 and the cuobjdump 13 wheel printed for sm_90 (addresses kept, encodings cut);
+the last tests compile the same kernels when the toolkit is there."""
 
 from __future__ import annotations
 
@@ -30,9 +31,11 @@ FENCE_SASS = """
         /*00c0*/                   CCTL.IVALL ;
         /*0120*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
 		Function : _Z8k_systemPxPjPi
+        /*0080*/                   STG.E.64 desc[UR4][R2.64], R4 ;
         /*0090*/                   MEMBAR.SC.SYS ;
         /*0120*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
 		Function : _Z12k_ref_acqrelPxPjPi
+        /*0090*/                   STG.E.64 desc[UR4][R2.64], R4 ;
         /*00e0*/               @P0 MEMBAR.ALL.GPU ;
         /*00f0*/               @P0 ERRBAR;
         /*0110*/               @P0 ATOM.E.ADD.STRONG.GPU PT, R5, desc[UR4][R4.64], R13 ;
@@ -55,7 +58,23 @@ FENCE_SASS = """
         /*0060*/                   FENCE.VIEW.ASYNC.G ;
 		Function : _Z7k_storePx
         /*0050*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+		Function : _Z13k_fence_afterPxPjPi
+        /*00f0*/                   STG.E.64 desc[UR4][R2.64], R8 ;
+        /*0100*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R5, desc[UR4][R4.64], R13 ;
+        /*0160*/                   MEMBAR.SC.GPU ;
+        /*0170*/                   ERRBAR;
+        /*0190*/                   CCTL.IVALL ;
+        /*01a0*/                   STG.E desc[UR4][R6.64], R11 ;
+		Function : _Z20k_fence_before_storePxPjPi
+        /*0030*/                   MEMBAR.SC.GPU ;
+        /*0040*/                   ERRBAR;
+        /*0060*/                   CCTL.IVALL ;
+        /*00e0*/               @P0 ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR4][R2.64], R9 ;
+        /*0160*/                   STG.E.64 desc[UR4][R6.64], R4 ;
 """
+
+
+FOUND_ORDER = sass_inspection(FENCE_SASS)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +93,8 @@ def rule(name="memory_fence", kernel="", **fields) -> Technique:
     ("_Z7k_blockPxPjPi", 0, 1),             # __threadfence_block(): MEMBAR.SC.CTA
     ("_Z17k_block_scope_refPxPjPi", 0, 1),  # atomic_ref<block> acq_rel: MEMBAR.ALL.CTA
     ("_Z13k_ref_acquirePxPjPi", 0, 0),      # acquire only: CCTL.IVALL, no MEMBAR
-    ("_Z9k_proxy_gPx", 0, 0)])              # fence.proxy.async.global: FENCE.VIEW.ASYNC.G
+    ("_Z9k_proxy_gPx", 0, 0),               # fence.proxy.async.global: FENCE.VIEW.ASYNC.G
+    ("_Z13k_fence_afterPxPjPi", 1, 0)])     # a fence, though in the wrong place
 def test_parse_sass_counts_fences_by_scope(found, name, fences, block_fences):
     function = found.functions[name]
     assert (function.fences, function.block_fences) == (fences, block_fences)
@@ -98,7 +118,8 @@ def test_expected_names_the_fence_and_its_sources(found):
     _, text = verdict(found, rule(kernel="k_threadfence"))
     assert text.startswith("expected a device-scope memory fence (MEMBAR.GPU or MEMBAR.SYS: "
                            "__threadfence(), __threadfence_system(), or a release atomic_ref "
-                           "at device scope) in kernel _Z13k_threadfencePxPjPi")
+                           "at device scope) between the global store of the data and the "
+                           "global atomic that publishes it in kernel _Z13k_threadfencePxPjPi")
 
 
 @pytest.mark.parametrize("kernel, instead", [
@@ -109,7 +130,12 @@ def test_expected_names_the_fence_and_its_sources(found):
                       "never releases"),
     ("k_none", "its atomics (ATOMG/REDG) are relaxed: atomicAdd orders no other store"),
     ("k_red", "its atomics (ATOMG/REDG) are relaxed"),
-    ("k_proxy_g", "FENCE.VIEW.ASYNC orders a thread's accesses with the async proxy")])
+    ("k_proxy_g", "FENCE.VIEW.ASYNC orders a thread's accesses with the async proxy"),
+    ("k_fence_after", "its device-scope fence comes after its last global atomic, so the "
+                      "atomic that publishes the data (the ticket) may reach other blocks "
+                      "before the data does"),
+    ("k_fence_before_store", "its device-scope fence comes before any global store, so it "
+                             "orders no data before the atomic that publishes it")])
 def test_no_device_scope_fence_fails_and_says_what_is_there(found, kernel, instead):
     ok, text = verdict(found, rule(kernel=kernel))
     assert not ok and f"; found none: {instead}" in text
@@ -126,17 +152,114 @@ def test_one_fenced_kernel_among_several_is_enough(found):
     assert ok and "1 device-scope fence in _Z13k_threadfencePxPjPi" in text
 
 
-def test_a_fence_in_a_called_device_function_counts():
-    # With -rdc a callee is a function of its own, reached through the kernel's relocations.
-    f = technique.Inspection()
-    technique.parse_sass("\t\tFunction : _Z7publishPx\n        /*0090*/   MEMBAR.SC.GPU ;\n"
-                         "\t\tFunction : _Z6kernelPx\n"
-                         "        /*0010*/   ATOMG.E.ADD.STRONG.GPU PT, R3, [R2.64], R9 ;\n", f)
-    f.functions["_Z6kernelPx"].kernel = True
-    assert not verdict(f, rule())[0]
-    f.functions["_Z6kernelPx"].calls.add("_Z7publishPx")
+def test_a_fence_after_the_publishing_atomic_fails():
+    # The partial stored, the ticket drawn, then the fence: the ticket may reach the last
+    # block before the partial. A fence exists, so the old count-only rule passed this.
+    assert technique.placed_fences(FOUND_ORDER.functions["_Z13k_fence_afterPxPjPi"],
+                                   FOUND_ORDER) == 0
+    ok, text = verdict(FOUND_ORDER, rule(kernel="k_fence_after"))
+    assert not ok and "found none: its device-scope fence comes after its last global atomic" \
+        in text
+
+
+def test_one_well_placed_fence_is_enough_whatever_else_the_kernel_fences():
+    # single_pass_reduce's pattern: release fence before the ticket, acquire fence after it.
+    f = sass_inspection("""
+		Function : _Z18single_pass_kernelPKiiPxPjS1_
+        /*0870*/                   STG.E.64 desc[UR8][R6.64], R10 ;
+        /*0880*/                   MEMBAR.SC.GPU ;
+        /*08c0*/                   ATOMG.E.ADD.STRONG.GPU PT, R8, desc[UR8][R8.64], R13 ;
+        /*0940*/                   MEMBAR.SC.GPU ;
+        /*11b0*/                   STG.E.64 desc[UR8][R2.64], R4 ;
+""")
     ok, text = verdict(f, rule())
-    assert ok and "1 device-scope fence in _Z6kernelPx" in text
+    assert ok and text.endswith("found 1 device-scope fence in _Z18single_pass_kernelPKiiPxPjS1_")
+
+
+# Without -rdc a __noinline__ device function lies after the kernel's body and is reached by
+# CALL.REL: linearly the ATOMG (ticket, at 0x100) comes before the STG and the MEMBAR
+# (publish, at 0x180), but publish is called first. k_call: publish(p, 5); ticket(c).
+CALL_REL_SASS = """
+		Function : _Z6k_callPxPjS_
+        /*0020*/                   CALL.REL.NOINC 0x120 ;
+        /*0050*/                   CALL.REL.NOINC 0xc0 ;
+        /*00a0*/                   STG.E.64 desc[UR6][R4.64], R2 ;
+        /*00b0*/                   EXIT ;
+        /*00c0*/                   HFMA2.MMA R7, -RZ, RZ, 0, 5.9604644775390625e-08 ;
+        /*0100*/                   ATOMG.E.ADD.STRONG.GPU PT, R2, desc[UR4][R2.64], R7 ;
+        /*0110*/                   RET.REL.NODEC R4 0x0 ;
+        /*0120*/                   S2R R5, SR_CTAID.X ;
+        /*0180*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0190*/                   MEMBAR.SC.GPU ;
+        /*01f0*/                   RET.REL.NODEC R2 0x0 ;
+"""
+
+# With -rdc the callees are functions of their own, called by CALL.ABS at the address the
+# relocation names (cuobjdump -elf), and every __threadfence() is padded with four @!PT LDS.
+CALL_ABS_SASS = """
+		Function : _Z7publishPxx$6
+        /*0030*/                   STG.E.64 desc[UR4][R4.64], R6 ;
+        /*0040*/              @!PT LDS RZ, [RZ] ;
+        /*0050*/              @!PT LDS RZ, [RZ] ;
+        /*0060*/              @!PT LDS RZ, [RZ] ;
+        /*0070*/              @!PT LDS RZ, [RZ] ;
+        /*0080*/                   MEMBAR.ALL.CTA ;
+        /*0090*/                   MEMBAR.SC.GPU ;
+        /*00d0*/                   RET.ABS.NODEC R20 0x0 ;
+		Function : _Z6ticketPj$5
+        /*0030*/                   ATOMG.E.ADD.STRONG.GPU PT, R4, desc[UR4][R4.64], R3 ;
+        /*0040*/                   RET.ABS.NODEC R20 0x0 ;
+		Function : _Z6k_callPxPjS_
+        /*0080*/                   CALL.ABS.NOINC 0x0 ;
+        /*00f0*/                   CALL.ABS.NOINC 0x0 ;
+        /*0160*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+"""
+CALL_ABS_ELF = """
+.section .rela.text._Z6k_callPxPjS_	RELA
+0xf0    _Z6ticketPj$5    R_CUDA_ABS55_16_34    0x0
+0xd0    _Z6k_callPxPjS_    R_CUDA_ABS32_HI_32    0x100
+0xb0    _Z6k_callPxPjS_    R_CUDA_ABS32_LO_32    0x100
+0x80    _Z7publishPxx$6    R_CUDA_ABS55_16_34    0x0
+0x70    _Z6k_callPxPjS_    R_CUDA_ABS32_HI_32    0x90
+0x50    _Z6k_callPxPjS_    R_CUDA_ABS32_LO_32    0x90
+"""
+
+
+def test_a_fence_in_a_called_device_function_counts_in_program_order():
+    f = sass_inspection(CALL_REL_SASS)
+    assert technique.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
+        [["store", "fence", "atomic", "store"]]
+    ok, text = verdict(f, rule())
+    assert ok and text.endswith("found 1 device-scope fence in _Z6k_callPxPjS_")
+
+
+def test_a_fence_in_a_separately_compiled_callee_counts_through_its_relocation():
+    f = technique.Inspection()
+    technique.parse_sass(CALL_ABS_SASS, f)
+    f.functions["_Z6k_callPxPjS_"].kernel = True
+    # Unresolved calls splice nothing: the kernel alone shows only its last store.
+    assert not verdict(f, rule())[0]
+    technique.parse_relocations(CALL_ABS_ELF, f)
+    assert technique.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
+        [["store", "fence", "atomic", "store"]]
+    ok, text = verdict(f, rule())
+    assert ok and text.endswith("found 1 device-scope fence in _Z6k_callPxPjS_")
+    # The padding that never runs is no shared memory.
+    assert "LDS" not in f.functions["_Z7publishPxx$6"].ops
+
+
+def test_calls_that_recurse_end():
+    f = sass_inspection("""
+		Function : _Z4loopPx
+        /*0000*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0010*/                   CALL.REL.NOINC 0x40 ;
+        /*0020*/                   EXIT ;
+        /*0040*/                   MEMBAR.SC.GPU ;
+        /*0050*/                   CALL.REL.NOINC 0x40 ;
+        /*0060*/                   ATOMG.E.ADD.STRONG.GPU PT, R2, desc[UR4][R2.64], R7 ;
+        /*0070*/                   RET.REL.NODEC R4 0x0 ;
+""")
+    assert technique.program_order(f.functions["_Z4loopPx"], f) == [["store", "fence", "atomic"]]
 
 
 def test_library_kernels_do_not_meet_the_rule():
@@ -228,23 +351,38 @@ __global__ void k_release(long long* p, unsigned* c) {
   p[gridDim.x] = ticket.fetch_add(1u, cuda::memory_order_release); }
 __global__ void k_none(long long* p, unsigned* c) {
   p[blockIdx.x] = 1; p[gridDim.x] = atomicAdd(c, 1u); }
+__global__ void k_after(long long* p, unsigned* c) {
+  p[blockIdx.x] = 1; unsigned t = atomicAdd(c, 1u); __threadfence(); p[gridDim.x] = t; }
+__device__ __noinline__ void publish(long long* p) { p[blockIdx.x] = 1; __threadfence(); }
+__device__ __noinline__ unsigned take_ticket(unsigned* c) { return atomicAdd(c, 1u); }
+__global__ void k_called(long long* p, unsigned* c) {
+  publish(p); p[gridDim.x] = take_ticket(c); }
 """
 
 
-def test_the_toolkit_compiles_fences_as_the_rule_expects(tmp_path):
+@pytest.mark.parametrize("flags", [[], ["-rdc=true"]], ids=["whole", "rdc"])
+def test_the_toolkit_compiles_fences_as_the_rule_expects(tmp_path, flags):
+    # With -rdc the called functions are functions of their own (CALL.ABS and a relocation),
+    # without they follow the kernel's body (CALL.REL); both reach the rule in program order.
     nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
     cuobjdump = tools.find("cuobjdump")
     if nvcc is None or cuobjdump is None:
         pytest.skip("needs nvcc and cuobjdump")
     (tmp_path / "k.cu").write_text(KERNELS)
-    cubin = tmp_path / "k.cubin"
-    subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(cubin), str(tmp_path / "k.cu")],
+    obj = tmp_path / "k.o"
+    subprocess.run([nvcc, "-c", "-O3", "-gencode=arch=compute_90,code=[sm_90,compute_90]",
+                    *flags, "-o", str(obj), str(tmp_path / "k.cu")],
                    check=True, capture_output=True, timeout=300)
+
+    def dump(option):
+        return subprocess.run([cuobjdump, option, str(obj)], check=True, capture_output=True,
+                              text=True).stdout
+
     f = technique.Inspection()
-    technique.parse_sass(subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
-                                        capture_output=True, text=True).stdout, f)
-    for function in f.functions.values():
-        function.kernel = True
+    technique.parse_symbols(dump("-symbols"), f)
+    technique.parse_sass(dump("-sass"), f)
+    technique.parse_relocations(dump("-elf"), f)
     met = {k: verdict(f, rule(kernel=f"^_Z\\d+{k}P"))[0]
-           for k in ("k_threadfence", "k_block", "k_release", "k_none")}
-    assert met == {"k_threadfence": True, "k_block": False, "k_release": True, "k_none": False}
+           for k in ("k_threadfence", "k_block", "k_release", "k_none", "k_after", "k_called")}
+    assert met == {"k_threadfence": True, "k_block": False, "k_release": True, "k_none": False,
+                   "k_after": False, "k_called": True}
