@@ -92,6 +92,9 @@ def main() -> int:
                    "--jobs", str(args.jobs), "--seed", str(int(args.seed) + k)]
         batch = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         (args.out / f"batch-{k}.log").write_text(batch.stdout + batch.stderr)
+        if not (out / "reports").is_dir():
+            print(f"round {k}: batch wrote no report (exit {batch.returncode}): "
+                  + " | ".join((batch.stdout + batch.stderr).strip().splitlines()[-3:]))
         for student, path in students:
             report_path = out / "reports" / f"{student}.json"
             if not report_path.is_file():
