@@ -81,13 +81,6 @@ def main() -> int:
     failed = 0
     for k in range(1, args.rounds + 1):
         out = args.out / f"round-{k}"
-        # The same build folders every round (a student graded again rebuilds only what changed).
-        builds = args.out / "builds"
-        if (out / "builds").is_symlink() or not (out / "builds").exists():
-            out.mkdir(parents=True, exist_ok=True)
-            if not (out / "builds").exists():
-                builds.mkdir(exist_ok=True)
-                (out / "builds").symlink_to(builds)
         command = [sys.executable, "-m", "grader", "batch", str(roster_file), "--out", str(out),
                    "--jobs", str(args.jobs), "--seed", str(int(args.seed) + k)]
         batch = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
