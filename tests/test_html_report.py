@@ -1,13 +1,18 @@
 """grader.html_report: the self-contained HTML page, its plots, the --html flags, the page
 beside each batch report, and the page as a real headless browser draws it.
 
-tests/data/html/ holds two reports: full_report.json (full marks) and failing_report.json
+tests/data/html/ holds three reports: full_report.json (full marks) and failing_report.json
 (failing cases, sanitizer findings, a broken technique rule, a crash, a compile error, a rung
-that was not measured, an invalid sweep point); both have both ladders and several sweeps.
+that was not measured, an invalid sweep point), both with both ladders and several sweeps; and
+h200_report.json, the reference solutions graded on an H200 (the passed test cases left out):
+one rung of each ladder, a reduction rung's block sizes, several metrics per exercise.
+_every_plot_kind() adds the course's other sweeps to the failing report: two-point sweeps
+(conv2d_constant's mask radii, histogram's bins) and occupancy's block sizes per grid rule.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -23,7 +28,8 @@ from test_cli import faked_grade  # noqa: F401 (fixture: a whole grade with stan
 from fakes import bench_data
 
 DATA = TESTS / "data" / "html"
-REPORTS = {"full": DATA / "full_report.json", "failing": DATA / "failing_report.json"}
+REPORTS = {"full": DATA / "full_report.json", "failing": DATA / "failing_report.json",
+           "h200": DATA / "h200_report.json"}
 SCREENSHOTS = ROOT / "build" / "html-report-test"
 IN_CI = os.environ.get("CI") == "true"
 
@@ -57,6 +63,57 @@ def no_libraries(monkeypatch):
     """An offline machine with the standard library only: importing them fails."""
     monkeypatch.setitem(sys.modules, "jinja2", None)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+def _bench_exercise(key: str, title: str, rates: dict, unit: str, metric: tuple):
+    """A passed exercise whose benchmark measured `rates` and scored one metric:
+    (name, measure, baseline, full at, zero at)."""
+    name, measure, baseline, full_at, zero_at = metric
+    ratio = rates[measure] / rates[baseline]
+    scored = model.Metric(name, "d", measure, baseline, rates[measure], rates[baseline], unit,
+                          ratio, full_at, zero_at, 40.0, 40.0, f"{ratio:.2f}x {baseline}")
+    S = model.StageResult
+    return model.ExerciseResult(
+        key, key.split("/")[1], key.split("/")[0], title, "passed", 100.0, 100.0, "full marks",
+        [S("build", "passed"),
+         S("benchmark", "passed", 40, 40, message=scored.message, metrics=[scored],
+           details={"measurements": [_m(n, rate, unit) for n, rate in rates.items()]})])
+
+
+def _every_plot_kind(compact: bool = False) -> model.Report:
+    """The failing report and the course's other sweeps: every kind of plot the page draws
+    (metrics; both ladders, a rung not measured; shapes as bars; numbers as a line with a gap
+    and with a graded point; two-point sweeps as points; reference lines). `compact`: three
+    rungs of the reduction ladder, two of the matrix product's (one that did not compile) and
+    two of occupancy's grid rules: a page short enough for one screenshot."""
+    report = model.Report.load(REPORTS["failing"])
+    blocks = {32: 0.55, 64: 0.8, 128: 0.93, 256: 0.95, 512: 0.94, 1024: 0.9}
+    rules = {"one_block_per_sm": 0.35, "one_wave": 0.9, "four_waves": 0.97,
+             "one_block_per_256_elements": 1.0}
+    if compact:
+        rules = {"one_wave": 0.9, "one_block_per_256_elements": 1.0}
+    occupancy = {f"sweep_b{b}_{rule}": round(3000 * f * g) for b, f in blocks.items()
+                 for rule, g in rules.items()}
+    occupancy.update(sweep_best=2950, chosen_config=2900)
+    report.exercises += [
+        _bench_exercise("ch02_execution_model/occupancy", "Occupancy", occupancy, "GB/s",
+                        ("vs_best", "chosen_config", "sweep_best", 0.9, 0.6)),
+        _bench_exercise("ch05_constant_memory/conv2d_constant", "Constant-memory filter",
+                        {"copy": 3000, "conv2d_global_mask_r2": 2400, "conv2d_constant_r2": 2500,
+                         "conv2d_global_mask_r7": 700, "conv2d_constant_r7": 1100}, "GB/s",
+                        ("speedup_r7", "conv2d_constant_r7", "conv2d_global_mask_r7", 1.3, 1.0)),
+        _bench_exercise("ch04_shared_memory/histogram", "Shared-memory histogram",
+                        {"cub_uniform_256": 60, "global_uniform_256": 9.5,
+                         "global_uniform_4096": 30, "histogram_uniform_256": 55,
+                         "histogram_uniform_4096": 48, "cub_skewed_256": 58,
+                         "global_skewed_256": 4, "histogram_skewed_256": 40}, "Gelem/s",
+                        ("vs_cub", "histogram_uniform_256", "cub_uniform_256", 0.8, 0.3))]
+    if compact:
+        keep = ("vector_add", "matrix_sum_2d", "coalescing", "reduce_v1_neighbored",
+                "reduce_v5_unroll8", "reduce_v7_complete_unroll", "matmul_v1_naive",
+                "matmul_v3_register_blocking", "occupancy", "conv2d_constant", "histogram")
+        report.exercises = [ex for ex in report.exercises if ex.name in keep]
+    return report
 
 
 def _page(name: str) -> str:
@@ -118,24 +175,72 @@ def test_text_from_the_report_is_escaped():
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+def _m(name, rate, unit="GB/s", valid=True):
+    return {"name": name, "unit": unit, "median_ms": 1, "rate": rate, "valid": valid}
+
+
 def test_sweeps_group_names_by_number_or_shape():
-    def m(name, rate, unit="GB/s", valid=True):
-        return {"name": name, "unit": unit, "median_ms": 1, "rate": rate, "valid": valid}
-    measurements = [m("cub_reduce_sum", 100), m("reduce_v2_x", 50), m("reduce_v2_x_b1024", 40),
-                    m("reduce_v2_x_b256", 30), m("sweep_32x8", 9), m("sweep_16x16", 8),
-                    m("sweep_4x4", None), m("off_07", 1, "GB/s"), m("off_08", 2, "ms"),
-                    m("alone_3", 5)]
+    measurements = [_m("cub_reduce_sum", 100), _m("reduce_v2_x", 50),
+                    _m("reduce_v2_x_b1024", 40), _m("reduce_v2_x_b256", 30),
+                    _m("sweep_32x8", 9), _m("sweep_16x16", 8), _m("sweep_4x4", None),
+                    _m("off_07", 1, "GB/s"), _m("off_08", 2, "ms"), _m("alone_3", 5),
+                    _m("offset_copy_offset_00", 7), _m("offset_copy_offset_01", 6),
+                    _m("offset_copy_offset_02", 6, valid=False), _m("offset_copy_offset_03", 6)]
     metric = model.Metric("vs_cub", "", "reduce_v2_x", "cub_reduce_sum", 50, 100, "GB/s", 0.5,
                           0.8, 0.3, 0, 60)
-    families = {f.title: f for f in html_report.sweeps(measurements, [metric])}
-    assert set(families) == {"reduce_v2_x_b<N>", "sweep_<W>x<H>"}  # off_: two units; alone
+    families = {f.pattern: f for f in html_report.sweeps(measurements, [metric])}
+    # off_: two units; alone: one point
+    assert set(families) == {"reduce_v2_x_b<N>", "sweep_<W>x<H>", "offset_copy_offset_<N>"}
     rungs = families["reduce_v2_x_b<N>"]
-    assert [(x, rate) for x, _, rate in rungs.points] == [(256, 30), (1024, 40)]
-    # the graded (unsuffixed) measurement and the baseline as reference lines
-    assert rungs.lines == [("reduce_v2_x", 50), ("cub_reduce_sum", 100)]
+    # the unsuffixed rung is the rung at block size 512 (reduce_ladder_bench.cpp), here graded
+    assert [(x, rate) for x, _, rate in rungs.points] == [(256, 30), (512, 50), (1024, 40)]
+    assert rungs.graded == ["512"] and rungs.lines == [("cub_reduce_sum", 100)]
+    assert rungs.roles == {"cub_reduce_sum": "baseline"}
+    assert (rungs.title, rungs.x_label) == ("reduce_v2_x: bandwidth by block size",
+                                            "block size (threads)")
     shapes = families["sweep_<W>x<H>"]
     assert [label for _, label, _ in shapes.points] == ["32x8", "16x16"]  # reported order
-    assert shapes.skipped == ["sweep_4x4"]
+    assert shapes.skipped == ["sweep_4x4"] and shapes.graded == []
+    assert shapes.x_label == "block shape (threads in x × in y)"
+    offsets = families["offset_copy_offset_<N>"]
+    assert [x for x, _, _ in offsets.points] == [0, 1, 3] and offsets.gaps == [2]
+    assert offsets.title == "offset_copy: bandwidth by offset of the first element"
+    assert offsets.x_label == "offset of the first element (elements)"
+
+
+def test_sweeps_in_words_for_every_sweep_the_course_measures():
+    """The families chapters/*/*/*_bench.cpp report, their titles and axes in words."""
+    blocks = (32, 64, 128, 256, 512, 1024)
+    measurements = [
+        *(_m(f"sweep_b{b}_{rule}", b) for b in blocks
+          for rule in ("one_block_per_sm", "one_block_per_256_elements")),
+        _m("conv2d_constant_r2", 900), _m("conv2d_constant_r7", 300),
+        _m("global_uniform_256", 5, "Gelem/s"), _m("global_uniform_4096", 9, "Gelem/s"),
+        _m("cub_uniform_256", 20, "Gelem/s"), _m("strided_copy_stride_01", 9),
+        _m("strided_copy_stride_02", 5), _m("course_per_sweep_n2", 3, "Gelem/s"),
+        _m("course_per_sweep_n4", 4, "Gelem/s"), _m("odd_size_4", 1), _m("odd_size_8", 2)]
+    found = {f.pattern: (f.title, f.x_label, [x for x, _, _ in f.points])
+             for f in html_report.sweeps(measurements, [])}
+    assert found == {
+        # two numbers in a name: the family is the one most names share
+        "sweep_b<N>_one_block_per_sm": ("streaming_scale, grid of one block per SM: "
+                                        "bandwidth by block size", "block size (threads)",
+                                        list(blocks)),
+        "sweep_b<N>_one_block_per_256_elements": (
+            "streaming_scale, grid of one block per 256 elements: bandwidth by block size",
+            "block size (threads)", list(blocks)),
+        "conv2d_constant_r<N>": ("conv2d_constant: bandwidth by mask radius",
+                                 "mask radius (pixels)", [2, 7]),
+        "global_uniform_<N>": ("global, uniform values: throughput by number of bins",
+                               "number of bins", [256, 4096]),
+        "strided_copy_stride_<N>": ("strided_copy: bandwidth by stride", "stride (elements)",
+                                    [1, 2]),
+        "course_per_sweep_n<N>": ("course_per_sweep: throughput by problem size",
+                                  "problem size (elements)", [2, 4]),
+        "odd_size_<N>": ("odd_size_<N>: bandwidth by size", "size", [4, 8]),  # not known
+    }
+    assert html_report.rate_words("TFLOP/s") == "throughput (TFLOP/s)"
+    assert html_report.rate_words("GB/s") == "bandwidth (GB/s)"
 
 
 def test_ladder_rungs_pair_the_report_with_the_reference():
@@ -291,6 +396,209 @@ def test_page_in_a_headless_browser(name, tmp_path):
     assert (31, 119, 180) in palette and (255, 127, 14) in palette
 
 
+# ------------------------------------------------------------- plots a reader can read
+
+def _no_rung_measured() -> model.Report:
+    """As after --build-only: a rung compiled, nothing was measured."""
+    report = sample_report()
+    report.exercises.append(model.ExerciseResult(
+        "ch02_b/reduce_v1_neighbored", "reduce_v1_neighbored", "ch02_b", "Rung 1", "skipped",
+        0.0, 100.0, "compiled (--build-only: not run)", [model.StageResult("build", "passed")]))
+    return report
+
+
+_REPORTS_FOR_FIGURES = {"every": _every_plot_kind, "no_rung": _no_rung_measured,
+                        "h200": lambda: model.Report.load(REPORTS["h200"])}
+
+
+@pytest.fixture(scope="module")
+def figures():
+    """name -> the matplotlib figures of that report's page, as drawn into it (each page is
+    drawn once for the module's tests: drawing is what takes the time)."""
+    drawn, cache, svg = [], {}, html_report._Plots._svg
+
+    def keep(plots, fig):
+        drawn.append(fig)
+        return svg(plots, fig)
+
+    def get(name: str) -> list:
+        if name not in cache:
+            _need(_libraries(), "jinja2/matplotlib not installed")
+            drawn.clear()
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(html_report._Plots, "_svg", keep)
+                html_report.page(_REPORTS_FOR_FIGURES[name]())
+            cache[name] = list(drawn)
+        return cache[name]
+    return get
+
+
+def _drawn_texts(fig, renderer) -> list:
+    """The figure's visible, non-empty texts, tick labels only where their ticks are drawn
+    (inside the axis' view)."""
+    from matplotlib.text import Text
+
+    hidden = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            slack = 1e-9 * (high - low)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not low - slack <= tick.get_loc() <= high + slack:
+                    hidden.update((tick.label1, tick.label2))
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+            and t not in hidden and t.get_window_extent(renderer).width > 0]
+
+
+def _layout_problems(fig) -> list[str]:
+    """What a reader would squint at, as found in the drawn figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Annotation
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    problems = []
+    texts = _drawn_texts(fig, renderer)
+    boxes = [t.get_window_extent(renderer).padded(-0.5) for t in texts]
+    for i, (a, box_a) in enumerate(zip(texts, boxes)):
+        for b, box_b in zip(texts[i + 1:], boxes[i + 1:]):
+            if box_a.overlaps(box_b):
+                problems.append(f"texts overlap: {a.get_text()!r} and {b.get_text()!r}")
+        if "<N>" in a.get_text() or "<W>" in a.get_text():
+            problems.append(f"a raw measurement pattern: {a.get_text()!r}")
+    for t in texts:  # value labels stay inside their axes
+        if isinstance(t, Annotation) and t.axes and not t.axes.bbox.padded(0.5).contains(
+                *t.get_window_extent(renderer).min) or isinstance(t, Annotation) and t.axes \
+                and not t.axes.bbox.padded(0.5).contains(*t.get_window_extent(renderer).max):
+            problems.append(f"a value label outside its axes: {t.get_text()!r}")
+    frames = [ax.get_window_extent(renderer) for ax in fig.axes]
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for legend in legends:
+        if any(legend.get_window_extent(renderer).overlaps(frame) for frame in frames):
+            problems.append("a legend over the data: " + ", ".join(
+                t.get_text() for t in legend.get_texts()))
+    # Inside the figure: what sticks out widens the SVG (bbox_inches="tight"), and the page
+    # then shrinks the whole plot, axes to a strip.
+    for thing in texts + legends:
+        if not fig.bbox.padded(1).contains(*thing.get_window_extent(renderer).min) or \
+                not fig.bbox.padded(1).contains(*thing.get_window_extent(renderer).max):
+            words = thing.get_text() if hasattr(thing, "get_text") else ", ".join(
+                t.get_text() for t in thing.get_texts())
+            problems.append(f"outside the figure: {words!r}")
+    if any(frame.width < 0.5 * fig.bbox.width for frame in frames):
+        problems.append("axes narrower than half the figure")
+    for ax in fig.axes:
+        if not ax.get_xlabel():
+            problems.append("an x axis without words")
+        bottom, top = ax.get_ylim()
+        for line in ax.get_lines():
+            ys = [y for y in line.get_ydata() if math.isfinite(y)]
+            data = line.get_transform() == ax.transData  # not a full-height or -width line
+            if not ys or not (data or line.get_transform() == ax.get_yaxis_transform()):
+                continue  # y in the data: the points and the horizontal reference lines
+            if max(ys) > bottom + 0.95 * (top - bottom) or min(ys) < bottom:
+                problems.append(f"a line on the frame: {line.get_label()} at {max(ys):g}")
+            joined = line.get_linestyle() not in ("None", "none", "", " ")
+            if data and joined and len(ys) < 3:
+                problems.append(f"{len(ys)} points drawn as a line")
+    return problems
+
+
+@needs_libraries
+@pytest.mark.parametrize("name", ["every", "h200", "no_rung"])
+def test_plots_have_no_overlapping_text_and_legends_off_the_data(name, figures):
+    """Every figure of the page with every kind of plot, of a real report from an H200, and
+    of a ladder with no rung measured."""
+    drawn = figures(name)
+    assert drawn
+    problems = {i: found for i, fig in enumerate(drawn) if (found := _layout_problems(fig))}
+    assert problems == {}
+    if name == "every":  # every kind of plot was drawn
+        ylabels = [ax.get_ylabel() for fig in drawn for ax in fig.axes]
+        xlabels = [ax.get_xlabel() for fig in drawn for ax in fig.axes]
+        assert {"rate as a fraction of CUB", "rate as a fraction of cuBLAS", "bandwidth (GB/s)",
+                "throughput (Gelem/s)"} <= set(ylabels)
+        assert {"block shape (threads in x × in y)", "offset of the first element (elements)",
+                "stride (elements)", "block size (threads)", "mask radius (pixels)",
+                "number of bins", "throughput (TFLOP/s)", "rung"} <= set(xlabels)
+
+
+@needs_libraries
+def test_each_ladder_legend_names_only_its_own_ladder(figures):
+    legends = {fig.axes[0].get_ylabel(): [t.get_text() for t in fig.legends[0].get_texts()]
+               for fig in figures("every")
+               if fig.legends and fig.axes[0].get_xlabel() == "rung"}
+    assert legends == {
+        "rate as a fraction of CUB": ["this report", "reference solutions on NVIDIA H100 80GB "
+                                      "HBM3", "full marks at", "as fast as CUB"],
+        "rate as a fraction of cuBLAS": ["this report", "reference solutions on NVIDIA H100 "
+                                         "80GB HBM3", "full marks at", "as fast as cuBLAS"]}
+
+
+@needs_libraries
+def test_two_point_sweeps_are_points_and_gaps_break_the_line(figures):
+    by_x = {}
+    for fig in figures("every"):
+        by_x.setdefault(fig.axes[0].get_xlabel(), []).append(fig.axes[0])
+    radius = by_x["mask radius (pixels)"]
+    assert len(radius) == 2  # conv2d_global_mask and conv2d_constant
+    for ax in radius + by_x["number of bins"]:
+        measured = ax.get_lines()[0]
+        assert measured.get_linestyle() == "None" and measured.get_marker() == "o"
+        assert len(measured.get_xdata()) == 2
+    offsets = by_x["offset of the first element (elements)"][0].get_lines()[0]
+    assert sum(1 for y in offsets.get_ydata() if math.isnan(y)) == 1  # offset 04 is invalid
+
+
+@pytest.fixture(scope="module")
+def plots_page():
+    """build/html-report-test/plots.html: a page with one plot of every kind, written once."""
+    _need(_libraries(), "jinja2/matplotlib not installed (pip install -r requirements.txt)")
+    page = SCREENSHOTS / "plots.html"
+    html_report.write(_every_plot_kind(compact=True), page)
+    return page
+
+
+@pytest.mark.parametrize("width", [1280, 600])
+def test_plots_in_a_headless_browser_at_two_widths(width, plots_page, tmp_path):
+    """The page with every kind of plot, as Chromium draws it in a wide and a narrow window
+    (build/html-report-test/plots-1280.png, plots-600.png): drawn (not blank, the plots'
+    colours there), nothing running off the right edge (no plot or table wider than the
+    window), the page's end inside the window's height, and every plot on the screenshot."""
+    _need(_chromium() is not None, "chromium not found (apt-get install chromium, as root; "
+          "scripts/setup.sh does it with CI=true)")
+    import numpy  # numpy and PIL come with matplotlib
+    from PIL import Image
+
+    page = plots_page
+    shot = SCREENSHOTS / f"plots-{width}.png"
+    shot.unlink(missing_ok=True)
+    height = 15000
+    drawn = _browser(f"--window-size={width},{height}", f"--screenshot={shot}", page.as_uri(),
+                     profile=tmp_path / "profile")
+    assert drawn.returncode == 0 and shot.is_file(), drawn.stderr[-2000:]
+    with Image.open(shot) as image:
+        assert image.size == (width, height)
+        screen = numpy.asarray(image.convert("RGB"))  # rows x columns x RGB
+
+    def rows_with(color) -> numpy.ndarray:
+        return numpy.flatnonzero((screen == color).all(axis=2).any(axis=1))
+    # this report's blue, the reference's orange, the full-marks green, the baseline grey
+    for color in ((31, 119, 180), (255, 127, 14), (44, 160, 44), (154, 154, 154)):
+        assert rows_with(color).size, color
+    rows = numpy.flatnonzero((screen != 255).any(axis=(1, 2)))
+    assert rows.size and rows[-1] < height - 200, "the page is longer than the window"
+    assert rows[-1] > 3000  # a page of plots, not an error message
+    # The page's padding stays white: no plot, table or heading runs off the right edge.
+    edge = numpy.flatnonzero((screen[:, -6:] != 255).any(axis=(1, 2)))
+    assert edge.size == 0, f"something runs off the right edge at rows {edge[:3]}"
+    # Every plot was drawn: each has this report's blue, in a band of rows of its own.
+    blue = rows_with((31, 119, 180))
+    bands = 1 + int((numpy.diff(blue) > 40).sum()) if blue.size else 0
+    assert bands >= page.read_text(encoding="utf-8").count("<svg")
+
+
 @needs_libraries
 def test_batch_leaves_no_page_older_than_the_report(tmp_path, monkeypatch):
     roster = tmp_path / "students"
@@ -312,9 +620,5 @@ def test_batch_leaves_no_page_older_than_the_report(tmp_path, monkeypatch):
 @needs_libraries
 def test_a_ladder_with_no_rung_measured_says_so_once():
     """As after --build-only: the rungs compiled, nothing was measured."""
-    report = sample_report()
-    report.exercises.append(model.ExerciseResult(
-        "ch02_b/reduce_v1_neighbored", "reduce_v1_neighbored", "ch02_b", "Rung 1", "skipped",
-        0.0, 100.0, "compiled (--build-only: not run)", [model.StageResult("build", "passed")]))
-    html = html_report.page(report)
+    html = html_report.page(_no_rung_measured())
     assert html.count("no rung measured in this report") == 1 and "not measured" not in html
