@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import html_report, model, proc, render
+from grader import folder_lock, html_report, model, proc, render, workspace
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.manifest import CHAPTER_PATTERN, Exercise
 from grader.stages.common import GradeOptions
@@ -48,10 +48,15 @@ from grader.stages.common import GradeOptions
 # hidden files.
 STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALL_STUDENTS = "*"  # --regrade without a name
+# 1: some student has no report, or with --build-only some student's files do not compile.
 EXIT_ALL_GRADED, EXIT_SOME_FAILED = 0, 1
 GRADED, NOT_YET = "graded", "not graded yet"
 INCOMPLETE_PREFIX = "incomplete, not measured: "  # the GPU was busy: graded again on a re-run
 FAILED_PREFIX = "failed to grade: "
+# A --build-only report measures no score: its gradebook row says whether the files compiled,
+# and its score cells stay empty.
+COMPILED, COMPILE_ERRORS_PREFIX = "compiled", "compile errors: "
+REJECTED_PREFIX, NOT_SUBMITTED_PREFIX = "rejected: ", "not submitted: "
 # matplotlib's rc_context changes process-wide settings while a page's plots are drawn: workers
 # draw their students' pages one at a time.
 _DRAWING = threading.Lock()
@@ -177,6 +182,30 @@ class Summary:
     percent: float
     ratios: list[tuple[str, str, float]]  # (exercise, metric, ratio) measured
     incomplete: list[str] = dataclasses.field(default_factory=list)  # exercises not measured
+    # A --build-only report: what compiled, not what it scores.
+    build_only: bool = False
+    compile_errors: list[str] = dataclasses.field(default_factory=list)
+    rejected: list[str] = dataclasses.field(default_factory=list)  # refused or forbidden calls
+    not_submitted: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def did_not_compile(self) -> bool:
+        """A build-only report whose files did not all compile into code the grader takes."""
+        return self.build_only and bool(self.compile_errors or self.rejected)
+
+    @property
+    def status(self) -> str:
+        """The gradebook's status of a student with this report."""
+        if self.incomplete:
+            return INCOMPLETE_PREFIX + " ".join(self.incomplete)
+        if not self.build_only:
+            return GRADED
+        parts = [prefix + ", ".join(names) for prefix, names in (
+            (COMPILE_ERRORS_PREFIX, self.compile_errors), (REJECTED_PREFIX, self.rejected))
+            if names] or [COMPILED]
+        if self.not_submitted:
+            parts.append(NOT_SUBMITTED_PREFIX + ", ".join(self.not_submitted))
+        return "; ".join(parts)
 
 
 class Book:
@@ -256,12 +285,13 @@ class Book:
                 w.writerow([s.id, *[""] * len(columns), "", "", "",
                             FAILED_PREFIX + reason if reason is not None else NOT_YET])
                 continue
+            if summary.build_only:  # nothing ran: no score, not even 0
+                w.writerow([s.id, *[""] * len(columns), "", "", "", summary.status])
+                continue
             w.writerow([s.id, *[_number(summary.scores[c]) if c in summary.scores else ""
                                 for c in columns],
                         _number(summary.total), _number(summary.max_total),
-                        _number(summary.percent),
-                        INCOMPLETE_PREFIX + " ".join(summary.incomplete) if summary.incomplete
-                        else GRADED])
+                        _number(summary.percent), summary.status])
         write_atomically(self.out / "gradebook.csv", book.getvalue())
         ranked = ranked_leaderboard(summaries, columns)
         write_atomically(self.out / "leaderboard.csv", leaderboard_csv(ranked))
@@ -307,9 +337,17 @@ def _summarise(report: model.Report) -> Summary:
     for ex in report.exercises:
         for stage in ex.stages:
             ratios += [(ex.name, m.name, m.ratio) for m in stage.metrics if m.ratio is not None]
+
+    def named(status: model.ExerciseStatus) -> list[str]:
+        return [ex.name for ex in report.exercises if ex.status == status]
+
     return Summary({ex.name: ex.score for ex in report.exercises}, report.score,
                    report.max_score, report.percent, ratios,
-                   [ex.name for ex in report.incomplete])
+                   [ex.name for ex in report.incomplete],
+                   bool(report.options.get("build_only")),
+                   named(model.ExerciseStatus.COMPILE_ERROR),
+                   named(model.ExerciseStatus.REJECTED),
+                   named(model.ExerciseStatus.NOT_SUBMITTED))
 
 
 def _number(value: float) -> str:
@@ -501,10 +539,14 @@ class Batch:
                 if s.id in pending or not self._complete(s.id)]
         again = [s.id for s in todo if self.book.summary(s.id) is not None
                  and s.id not in pending]
-        if again:
-            self.say(f"{len(again)} students have an incomplete grade (a measurement was not "
-                     f"taken: the GPU was busy): graded again ({', '.join(again[:5])}"
-                     + (" ..." if len(again) > 5 else "") + ")")
+        incomplete = [sid for sid in again if self.book.summary(sid).incomplete]
+        built_only = [sid for sid in again if sid not in incomplete]
+        if incomplete:
+            self.say(f"{len(incomplete)} students have an incomplete grade (a measurement was "
+                     f"not taken: the GPU was busy): graded again ({_some(incomplete, 5)})")
+        if built_only:
+            self.say(f"{len(built_only)} students have a --build-only report, which measured "
+                     f"nothing: graded in full ({_some(built_only, 5)})")
         done_before = len(self.students) - len(todo)
         if done_before:
             self.say(f"{done_before} of {len(self.students)} students already have a complete "
@@ -512,6 +554,12 @@ class Batch:
         return todo, pending, state
 
     def run(self) -> int:
+        # One batch per OUT: a second one would grade the same students into the same build
+        # folders and record each other's failures (grader/folder_lock.py).
+        with folder_lock.out_folder(self.out, "grading a batch", self.say):
+            return self._run()
+
+    def _run(self) -> int:
         todo, pending, state = self.plan()
         self.book.rebuild(self.students, self.exercises)
         self.say(f"grading {len(todo)} students with seed {self.options.seed}"
@@ -555,20 +603,25 @@ class Batch:
         missing = [s.id for s in self.students if self.book.summary(s.id) is None]
         incomplete = [s.id for s in self.students
                       if s.id not in missing and not self._complete(s.id)]
+        unbuilt = [s.id for s in self.students
+                   if s.id not in missing and self.book.summary(s.id).did_not_compile]
         self.say(f"done: {len(self.students) - len(missing)} of {len(self.students)} students "
-                 "graded" + (f"; could not grade {', '.join(missing[:10])}"
-                             + (" ..." if len(missing) > 10 else "") if missing else "")
+                 + ("built" if self.options.build_only else "graded")
+                 + (f"; could not grade {_some(missing, 10)}" if missing else "")
+                 + (f"; {len(unbuilt)} do not compile: {_some(unbuilt, 10)}" if unbuilt else "")
                  + (f"; {len(incomplete)} incomplete (the GPU was busy: the same command "
-                    f"grades them again): {', '.join(incomplete[:10])}" if incomplete else "")
+                    f"grades them again): {_some(incomplete, 10)}" if incomplete else "")
                  + f"; gradebook {self.out / 'gradebook.csv'}")
-        if missing:
+        if missing or unbuilt:
             return EXIT_SOME_FAILED
         return EXIT_INCOMPLETE if incomplete else EXIT_ALL_GRADED
 
     def _complete(self, sid: str) -> bool:
-        """A report that is there, whole, and final (every measurement taken)."""
+        """A report that is there, whole, and final (every measurement taken); a build-only
+        report is complete for a build-only batch only (it measured nothing)."""
         summary = self.book.summary(sid)
-        return summary is not None and not summary.incomplete
+        return summary is not None and not summary.incomplete \
+            and (not summary.build_only or self.options.build_only)
 
     def _at_once(self) -> str:
         """How the students are spread, for the first line ("" for one at a time)."""
@@ -621,7 +674,7 @@ class Batch:
                      + (f" on GPU {gpu.index} ({gpu.uuid})" if gpu else ""))
             interrupted, failure = False, ""
             try:
-                problem = _submission_problem(student, self.exercises)
+                problem = submission_problem(student, self.exercises)
                 if problem:
                     raise GraderError(problem)
                 options = dataclasses.replace(
@@ -645,6 +698,8 @@ class Batch:
                 return self._failed(student, failure, progress)
             self.book.record(student.id, report)
             log.write("\n" + render.terminal(report, log, verbose=True) + "\n")
+            if report.options.get("build_only"):  # what compiled: it scores nothing
+                return _summarise(report).status
             return f"{_number(report.score)}/{_number(report.max_score)} " \
                    f"({report.percent:.1f}%)" + (f", incomplete: {len(report.incomplete)} not " \
                                                   "measured" if report.incomplete else "")
@@ -656,8 +711,13 @@ class Batch:
         return f"failed to grade: {reason}"
 
 
-def _submission_problem(student: Student, exercises: list[Exercise]) -> str:
-    """Why the student's folder cannot be graded at all, or ""."""
+def _some(names: list[str], at_most: int) -> str:
+    return ", ".join(names[:at_most]) + (" ..." if len(names) > at_most else "")
+
+
+def submission_problem(student: Student, exercises: list[Exercise]) -> str:
+    """Why the student's folder cannot be graded at all, or "" (a batch records it as the
+    student's failure; a Slurm submission too, before it submits)."""
     folder = student.submission
     if not folder.exists():
         return f"submission folder {folder} does not exist"
@@ -665,6 +725,15 @@ def _submission_problem(student: Student, exercises: list[Exercise]) -> str:
         return f"submission {folder} is not a folder"
     if not any((folder / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
         example = exercises[0]
+        # Files named or placed almost right (VectorAdd.cu, a loose vector_add.cu, a folder
+        # too deep), as `grade` names them; a name that is not UTF-8 with its bad bytes
+        # replaced, since the gradebook and the log are UTF-8.
+        wanted = {f: f"{ex.chapter}/{f}" for ex in exercises for f in ex.files}
+        near = [f"{found.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')} "
+                f"(should be {expected})"
+                for found, expected in workspace.near_misses(folder, wanted)]
         return (f"no exercise files in {folder} (expected one folder per chapter, e.g. "
-                f"{example.chapter}/{example.files[0]})")
+                f"{example.chapter}/{example.files[0]})"
+                + (f"; found {', '.join(near[:3])}" if near else "")
+                + (f" and {len(near) - 3} more like them" if len(near) > 3 else ""))
     return ""

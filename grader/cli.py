@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import secrets
 import signal
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 from grader import (__version__, exports, manifest, model, render, skeletons, template, tools,
@@ -17,11 +21,15 @@ from grader import (__version__, exports, manifest, model, render, skeletons, te
 from grader import batch, hidden, sandbox, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
 from grader.errors import EXIT_INCOMPLETE, GraderError
+from grader.model import ExerciseStatus
 from grader.pipeline import GradeOptions, Grader
 from grader.stages.common import SECRET_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_OK, EXIT_BELOW_THRESHOLD, EXIT_GRADER_ERROR = 0, 1, 2
+# `grade --build-only` exits 1 when an exercise did not compile or its code was rejected:
+# such a run has no score, so this is the one failure it can report.
+EXIT_NOT_COMPILED = 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     sub.add_parser("init", help="copy the skeletons into workspace/ (your copy; files "
-                   "already there are never replaced)")
+                   "already there are never replaced)",
+                   description="Copies every skeleton file that workspace/ lacks from "
+                   "skeletons/ into workspace/, where you edit them. A file already in "
+                   "workspace/ is never replaced, whatever it holds, so running it again after a "
+                   "course update adds the new exercises and leaves your work as it is. The "
+                   "first 'grade' without a submission does the same.")
 
     g = sub.add_parser("grade", help="grade a submission directory")
     g.add_argument("submission", nargs="?", default=None,
@@ -48,11 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=str, help="seed for the random inputs (default: a new one, "
                    "printed and recorded in the report)")
     g.add_argument("--fail-under", type=float, metavar="PERCENT",
-                   help="exit 1 when the total score is below this percentage (for CI)")
+                   help="exit 1 when the total score is below this percentage, 0 to 100 (for "
+                   "CI; not with --build-only, which has no score)")
     g.add_argument("--build-dir", type=Path, help="build directory (default: "
                    "build/grade/<submission name>-<hash>)")
     g.add_argument("--build-only", action="store_true",
-                   help="only compile: needs no GPU; exercises are reported as skipped")
+                   help="only compile: needs no GPU; nothing runs, so there is no score; exit "
+                   "status 1 when an exercise does not compile or its code is rejected")
     g.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
     g.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
     g.add_argument("--cuda-arch", default="auto", help="compute capability to build for "
@@ -69,7 +84,9 @@ def _parser() -> argparse.ArgumentParser:
                             "the report says when it does not)")
     sandboxing.add_argument("--require-sandbox", action="store_true",
                             help="stop (exit 2) when this machine cannot give the sandbox")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines (default: each step at a terminal; when stderr is a "
+                   f"file or a pipe, the current step every {Progress.EVERY_S:g} s)")
     g.add_argument("-v", "--verbose", action="store_true", help="details for every exercise")
     _add_instructor_flags(g)
 
@@ -83,8 +100,12 @@ def _parser() -> argparse.ArgumentParser:
     sk.add_argument("--force", action="store_true",
                     help="also replace skeletons that were edited by hand since generated")
 
-    r = sub.add_parser("render", help="print or convert a saved JSON report")
-    r.add_argument("report", type=Path)
+    r = sub.add_parser("render", help="print or convert a saved JSON report",
+                       description="Prints a JSON report written by 'grade' (or 'batch') as "
+                       "'grade' did, and writes it in other formats: JUnit XML, an HTML page, "
+                       "Gradescope or PrairieLearn results. Nothing is graded again.")
+    r.add_argument("report", type=Path, help="the JSON report, e.g. "
+                   "build/grade/<submission>-<hash>/report.json")
     r.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML here")
     _add_export_arguments(sub, g, r)
     _add_html_flags(g, r)
@@ -135,30 +156,209 @@ def _default_build_dir(submission: Path) -> Path:
     return ROOT / "build" / "grade" / f"{submission.name}-{digest}"
 
 
-def _output_file(path: Path | None, flag: str) -> Path | None:
-    """Checks an output path before any work is done, so a long grade is not lost to a typo:
-    not a folder, and its folder can be made."""
+# ------------------------------------------------------------------ where the grader writes
+# No option replaces a source file or a folder the grader did not make. A destination is
+# refused, before any work, when it has a source file's extension, lies in the course's
+# sources, in the student's chapter folders or in the submission being graded, or is an
+# existing file of another kind than the option writes (a report is replaced only by a report).
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".py", ".toml", ".md")
+COURSE_SOURCES = ("chapters", "solutions", "skeletons", "support", "grader", "tests", "scripts",
+                  "docs", ".ci", ".github", ".git")
+# What each option writes: a name for messages, and how such a file starts (after blanks).
+_KINDS = {"json": ("a JSON report", ("{",)), "xml": ("a JUnit XML file", ("<?xml", "<testsuite")),
+          "html": ("an HTML page", ("<!doctype html", "<html")), "zip": ("a zip", ("pk",))}
+_EXAMPLE = {"json": "report.json", "xml": "report.xml", "html": "report.html",
+            "zip": "autograder.zip"}
+
+
+def _protected(submission: Path | None) -> list[tuple[Path, str]]:
+    """Folders no option writes into, each with how a message names it."""
+    folders = [(ROOT / name, f"the course's {name}/") for name in COURSE_SOURCES]
+    folders += [(chapter, f"your work in {workspace.WORKSPACE}/{chapter.name}/")
+                for chapter in sorted(workspace.path(ROOT).glob("ch*")) if chapter.is_dir()]
+    if submission is not None:
+        folders.append((submission, f"the submission {submission}"))
+    return folders
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    folder = folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def _refuse_protected(path: Path, flag: str, submission: Path | None) -> None:
+    where = path.resolve()  # through links, as the write would go
+    for folder, what in _protected(submission):
+        if _inside(where, folder):
+            raise GraderError(f"{flag} {path} is inside {what}: the grader writes nothing "
+                              "there; give a path outside it")
+
+
+def _looks_like(path: Path, kind: str) -> bool:
+    """Whether the existing file `path` is of the kind the option writes (or empty)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n").lower()
+    if not text:
+        return True
+    if kind == "json":
+        try:  # a whole object, as every JSON the grader writes is
+            return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+        except (OSError, ValueError):
+            return False
+    if kind == "xml":
+        return "<testsuite" in text
+    return text.startswith(_KINDS[kind][1])
+
+
+def _output_file(path: Path | None, flag: str, kind: str = "json",
+                 submission: Path | None = None) -> Path | None:
+    """Checks an output path before any work is done, so a long grade is not lost to a typo
+    and nothing of the student's or the course's is replaced: not a folder, not a source
+    file's name, not in the sources or the submission, not an existing file of another kind;
+    its folder can be made and written."""
     if path is None:
         return None
     if path.is_dir():
-        raise GraderError(f"{flag} {path} is a folder; give a file name, e.g. {path / 'report'}"
-                          f"{'.xml' if 'junit' in flag else '.json'}")
+        raise GraderError(f"{flag} {path} is a folder; give a file name, e.g. "
+                          f"{path / _EXAMPLE[kind]}")
+    if path.suffix.lower() in SOURCE_SUFFIXES:
+        raise GraderError(f"{flag} {path} has a source file's extension ({path.suffix}): the "
+                          f"grader never writes {_KINDS[kind][0]} under such a name; give "
+                          f"another, e.g. {path.with_name(_EXAMPLE[kind])}")
+    _refuse_protected(path, flag, submission)
+    if (path.exists() or path.is_symlink()) and not _looks_like(path, kind):
+        raise GraderError(f"{flag} {path} exists and is not {_KINDS[kind][0]}: the grader "
+                          "replaces only a file of the kind it writes; give a new name")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise GraderError(f"{flag} {path}: cannot make its folder ({error.strerror})") from None
+    _writable(path.parent, f"{flag} {path}: its folder")
+    return path
+
+
+def _writable(folder: Path, what: str) -> None:
+    """A real write, not os.access: it holds for root, read-only mounts and ACLs alike."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise GraderError(f"{what} {folder} cannot be written ({error.strerror})") from None
+
+
+def _existing_parent(path: Path) -> Path:
+    """The nearest folder above `path` that exists: where a new folder would be made."""
+    return next(p for p in path.parents if p.is_dir())
+
+
+def _build_folder(path: Path, submission: Path, flag: str = "--build-dir") -> Path:
+    """The build folder, checked before any work: a folder (made if new) that can be written,
+    outside the sources and the submission, and not holding them (the grader empties parts
+    of it and Meson writes its own files there)."""
+    if path.exists() and not path.is_dir():
+        raise GraderError(f"{flag} {path} is a file, not a folder")
+    _refuse_protected(path, flag, submission)
+    for holds, what in ((ROOT, "the course"), (submission, "the submission")):
+        if _inside(holds.resolve(), path):
+            raise GraderError(f"{flag} {path} holds {what}; give a folder of its own, e.g. "
+                              f"{ROOT / 'build' / 'grade' / 'mine'}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise GraderError(f"{flag} {path}: cannot make it ({error.strerror})") from None
+    _writable(path, flag)
     return path
 
 
 def _write(path: Path, text: str, flag: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
+        render.write_atomically(path, text)
     except OSError as error:
         raise GraderError(f"cannot write {flag} {path}: {error.strerror}") from None
 
 
+def printable(text: str) -> str:
+    """Text that any output takes: a file name that is not UTF-8 (os.fsdecode's lone
+    surrogates) shown with \\x escapes instead of failing the print."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _say(message: str) -> None:
-    print(f"grader: {message}", file=sys.stderr, flush=True)
+    print(printable(f"grader: {message}"), file=sys.stderr, flush=True)
+
+
+class Progress:
+    """Progress lines on stderr. At a terminal, each step as it comes. In a file or a pipe
+    (CI, nohup, a batch's log) the step the grade is at, once every EVERY_S: a long build is
+    never silent there, and a log is not flooded with one line per step; a grade shorter than
+    EVERY_S prints none. None at all with -q."""
+
+    EVERY_S = 30.0
+    BEAT_S = 1.0  # how often the thread looks
+
+    def __init__(self, quiet: bool, stream=None, clock=time.monotonic):
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.live = not quiet and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.clock = clock
+        self.started = self.last = clock()
+        self.latest = ""
+        self.printed = ""
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, message: str) -> None:
+        if self.live:
+            self._print(message)
+        elif not self.quiet:
+            with self.lock:
+                self.latest = message
+
+    def tick(self) -> None:
+        """Called every BEAT_S in a file or a pipe: the latest step, when EVERY_S passed."""
+        if self.quiet or self.live:
+            return
+        with self.lock:
+            now = self.clock()
+            if now - self.last < self.EVERY_S:
+                return
+            self.last = now
+            step = self.latest or "starting"
+            again = " (still)" if step == self.printed else ""
+            self.printed = step
+        self._print(f"[{_elapsed(now - self.started)}] {step}{again}")
+
+    def _print(self, message: str) -> None:
+        print(printable(f"grader: {message}"), file=self.stream, flush=True)
+
+    def __enter__(self) -> Progress:
+        if not self.live and not self.quiet:
+            self.thread = threading.Thread(target=self._beat, name="progress", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.BEAT_S):
+            self.tick()
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
 def _report_init(copied: list[str], created: bool) -> None:
@@ -199,17 +399,19 @@ def cmd_grade(args) -> int:
         raise GraderError("--jobs takes a positive number")
     if args.parallel is not None and args.parallel < 1:
         raise GraderError("--parallel takes a positive number")
+    _check_fail_under(args)
+    _utf8_path(submission, "the submission")
     if not any((submission / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
-        example = exercises[0]
-        raise GraderError(f"no exercise files in {submission}: the grader looks for one folder "
-                          f"per chapter, e.g. {submission / example.chapter / example.files[0]}"
-                          " (the layout of skeletons/)")
-    build_dir = (args.build_dir or _default_build_dir(submission)).resolve()
-    if build_dir.exists() and not build_dir.is_dir():
-        raise GraderError(f"--build-dir {build_dir} is a file, not a folder")
-    _output_file(args.json, "--json")
-    _output_file(args.junit, "--junit")
-    _check_export_paths(args)
+        raise GraderError(_no_exercise_files(submission, exercises))
+    _output_file(args.json, "--json", "json", submission)
+    _output_file(args.junit, "--junit", "xml", submission)
+    _check_export_paths(args, submission)
+    if args.build_only:
+        _refuse_scoreless_exports(args, "--build-only runs nothing")
+    build_dir = _build_folder((args.build_dir or _default_build_dir(submission)).resolve(),
+                              submission)
+    _utf8_path(build_dir, "--build-dir")
+    _warn_undecodable_names(submission)
 
     gpu = tools.query_gpu()
     if gpu is None and not args.build_only:
@@ -225,14 +427,8 @@ def cmd_grade(args) -> int:
     if not args.build_only:
         sandbox.check_kernel(options.sandbox_mode)
 
-    # Progress is for a person watching: none under -q, or when stderr is a file or a pipe.
-    watching = not args.quiet and sys.stderr.isatty()
-
-    def progress(message: str) -> None:
-        if watching:
-            print(f"grader: {message}", file=sys.stderr, flush=True)
-
-    report = Grader(options, exercises, progress, gpu).run()
+    with Progress(args.quiet) as progress:
+        report = Grader(options, exercises, progress, gpu).run()
     json_path = args.json or options.build_dir / "report.json"
     try:
         render.write_json(report, json_path)
@@ -241,8 +437,10 @@ def cmd_grade(args) -> int:
     if args.junit:
         _write(args.junit, render.junit_xml(report), "--junit")
     _write_exports(report, args)
-    print(render.terminal(report, sys.stdout, verbose=args.verbose))
-    print(f"\nReport: {json_path}")
+    print(printable(render.terminal(report, sys.stdout, verbose=args.verbose)))
+    print(printable(f"\nReport: {json_path}"))
+    if args.build_only:
+        return _build_only_status(report)
     if report.incomplete:
         print(f"grade incomplete: {len(report.incomplete)} exercise"
               f"{'s' if len(report.incomplete) != 1 else ''} could not be measured "
@@ -255,6 +453,78 @@ def cmd_grade(args) -> int:
               file=sys.stderr)
         return EXIT_BELOW_THRESHOLD
     return EXIT_OK
+
+
+def _check_fail_under(args) -> None:
+    if args.fail_under is None:
+        return
+    if not 0 <= args.fail_under <= 100:  # NaN too
+        raise GraderError(f"--fail-under {args.fail_under:g} is not a percentage: give a "
+                          "number from 0 to 100")
+    if args.build_only:
+        raise GraderError("--fail-under compares a score, and --build-only runs nothing, so "
+                          "there is none; a --build-only run exits 1 when an exercise does not "
+                          "compile")
+
+
+def _build_only_status(report: model.Report) -> int:
+    """A --build-only run's verdict: exit 1 when an exercise did not compile (or its code was
+    rejected, which the build-only checks also find), naming them; else 0."""
+    said = []
+    for status, verb in ((ExerciseStatus.COMPILE_ERROR, "did not compile"),
+                         (ExerciseStatus.REJECTED, "rejected")):
+        names = [e.name for e in report.exercises if e.status == status]
+        if names:
+            said.append(f"{len(names)} {verb} ({', '.join(names[:5])}"
+                        f"{' ...' if len(names) > 5 else ''})")
+    if not said:
+        return EXIT_OK
+    print(f"--build-only: {'; '.join(said)}", file=sys.stderr)
+    return EXIT_NOT_COMPILED
+
+
+def _no_exercise_files(submission: Path, exercises: list[manifest.Exercise]) -> str:
+    """Why a folder has nothing to grade: where the grader looked, and the files that look like
+    exercise files but are named or placed otherwise (VectorAdd.cu, a loose vector_add.cu)."""
+    example = exercises[0]
+    message = (f"no exercise files in {submission}: the grader looks for one folder per "
+               f"chapter, e.g. {submission / example.chapter / example.files[0]} (the layout "
+               "of skeletons/)")
+    wanted = {name: f"{ex.chapter}/{name}" for ex in exercises for name in ex.files}
+    near = workspace.near_misses(submission, wanted)
+    if near:
+        named = [f"{found} (should be {expected})" for found, expected in near[:3]]
+        message += (f"; found {', '.join(named)}" + (f" and {len(near) - 3} more like them"
+                                                       if len(near) > 3 else ""))
+    return message
+
+
+def _utf8_path(path: Path, what: str) -> None:
+    """Meson takes the submission's and the build folder's paths as text and stops with a
+    Python error of its own on one that is not UTF-8: said here, on one line."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise GraderError(f"{what} {printable(str(path))}: the path is not UTF-8, which Meson "
+                          "cannot build from; rename the folder") from None
+
+
+def _warn_undecodable_names(submission: Path) -> None:
+    """Names a file whose name is not UTF-8: the grade goes on (the build reads names as
+    bytes), but reports and other tools (git, a zip upload) may show it garbled or refuse it."""
+    odd = []
+    for path in submission.glob("ch*/**/*"):
+        rel = str(path.relative_to(submission))
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            odd.append(printable(rel))
+    for rel in odd[:5]:
+        _say(f"warning: {rel}: the file name is not UTF-8 (shown with \\x escapes); the "
+             "grade goes on, but rename it: reports and other tools (git, a zip upload) may "
+             "garble or refuse it")
+    if len(odd) > 5:
+        _say(f"warning: {len(odd) - 5} more file names are not UTF-8")
 
 
 def cmd_list(args) -> int:
@@ -296,11 +566,16 @@ def cmd_skeletons(args) -> int:
 
 def cmd_render(args) -> int:
     report = model.Report.load(args.report)
+    submission = Path(report.submission) if report.submission else None
+    _output_file(args.junit, "--junit", "xml", submission)
+    _check_export_paths(args, submission)
+    if report.options.get("build_only"):
+        _refuse_scoreless_exports(args, f"{args.report} is the report of a --build-only run, "
+                                  "which ran nothing")
     if args.junit:
-        _write(_output_file(args.junit, "--junit"), render.junit_xml(report), "--junit")
-    _check_export_paths(args)
+        _write(args.junit, render.junit_xml(report), "--junit")
     _write_exports(report, args)
-    print(render.terminal(report, sys.stdout))
+    print(printable(render.terminal(report, sys.stdout)))
     return EXIT_OK
 
 
@@ -326,23 +601,38 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
     z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
 
     gr = sub.add_parser("gradescope-run", help="grade a Gradescope upload and write its "
-                        "results.json (run_autograder calls this)")
-    gr.add_argument("--upload", type=Path, default=Path("/autograder/submission"))
-    gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
+                        "results.json (run_autograder calls this)",
+                        description="Lays out a student's Gradescope upload as the grader "
+                        "expects (loose .cu files, chapter folders or a whole workspace/), "
+                        "grades it on this machine's GPU and writes Gradescope's results.json; "
+                        "a grade that cannot run still writes one, saying why. The autograder "
+                        "zip's run_autograder calls it with the defaults.")
+    gr.add_argument("--upload", type=Path, default=Path("/autograder/submission"),
+                    help="the student's upload (default: %(default)s)")
+    gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"),
+                    help="the results.json to write (default: %(default)s)")
     _add_no_sandbox_flag(gr)
 
     c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
                        "the GitHub Classroom grading reporter reads them (step output line)")
-    c.add_argument("report", type=Path)
+    c.add_argument("report", type=Path, help="the JSON report of the grade")
     c.add_argument("--chapter", required=True, help="chapter folder, e.g. ch01_programming_model")
     c.add_argument("--max-score", type=float, required=True,
-                   help="the chapter's points (the generated workflow has them)")
+                   help="the chapter's points, more than 0 (the generated workflow has them)")
 
 
-def _check_export_paths(args) -> None:
+def _check_export_paths(args, submission: Path | None) -> None:
     for flag, _ in _EXPORT_FLAGS:
-        _output_file(getattr(args, flag[2:]), flag)
-    _check_html_path(args)
+        _output_file(getattr(args, flag[2:]), flag, "json", submission)
+    _output_file(args.html, "--html", "html", submission)
+
+
+def _refuse_scoreless_exports(args, why: str) -> None:
+    """Gradescope and PrairieLearn results are a score: a run without one has none to give
+    (a 0 there would be a grade)."""
+    for flag, _ in _EXPORT_FLAGS:
+        if getattr(args, flag[2:]) is not None:
+            raise GraderError(f"{flag} writes a score, and {why}: there is none to write")
 
 
 def _write_exports(report: model.Report, args) -> None:
@@ -363,13 +653,6 @@ def _add_html_flags(*parsers) -> None:
                             "(needs jinja2 and matplotlib; skipped with a warning without them)")
 
 
-def _check_html_path(args) -> None:
-    if args.html is not None and args.html.is_dir():
-        raise GraderError(f"--html {args.html} is a folder; give a file name, e.g. "
-                          f"{args.html / 'report.html'}")
-    _output_file(args.html, "--html")
-
-
 def _write_html(report: model.Report, args) -> None:
     # Without the libraries (an offline GPU machine) the grade goes on: one warning line.
     if args.html is None:
@@ -378,15 +661,25 @@ def _write_html(report: model.Report, args) -> None:
         html_report.write(report, args.html)
     except html_report.Unavailable as missing:
         _say(f"warning: {missing}")
-    except OSError as error:
-        raise GraderError(f"cannot write --html {args.html}: {error.strerror}") from None
+    except (OSError, UnicodeError) as error:
+        raise GraderError(f"cannot write --html {args.html}: "
+                          f"{getattr(error, 'strerror', None) or error}") from None
 
 
 def cmd_export_template(args) -> int:
     out = args.out.resolve()
+    _refuse_protected(out, "export-template", None)
+    if out.is_dir():
+        _writable(out, "export-template")
+    elif not out.exists():
+        _writable(_existing_parent(out), f"export-template {args.out}: its folder")
     workflow = exports.classroom_workflow(manifest.discover(ROOT))
-    written = template.export(ROOT, out, git=not args.no_git,
-                              extra={".github/workflows/classroom.yml": workflow})
+    try:
+        written = template.export(ROOT, out, git=not args.no_git,
+                                  extra={".github/workflows/classroom.yml": workflow})
+    except OSError as error:
+        raise GraderError(f"export-template {args.out}: cannot write "
+                          f"{error.filename or out} ({error.strerror})") from None
     _say(f"wrote a student template of {len(written)} files to {out} (no solutions/)"
          + ("" if args.no_git else "; committed as a new git repository"))
     return EXIT_OK
@@ -395,8 +688,11 @@ def cmd_export_template(args) -> int:
 def cmd_export_gradescope(args) -> int:
     if template.is_template(ROOT):
         raise GraderError(f"{template.NO_SOLUTIONS}; export from the course itself")
-    out = _output_file(args.out, "export-gradescope")
-    names = exports.gradescope_zip(ROOT, out)
+    out = _output_file(args.out, "export-gradescope", "zip")
+    try:
+        names = exports.gradescope_zip(ROOT, out)
+    except OSError as error:
+        raise GraderError(f"cannot write export-gradescope {out}: {error.strerror}") from None
     _say(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder; it "
          "needs an image with the CUDA toolkit and a GPU (docs/instructors.md)")
     return EXIT_OK
@@ -404,17 +700,35 @@ def cmd_export_gradescope(args) -> int:
 
 def cmd_gradescope_run(args) -> int:
     work = ROOT / "build" / "gradescope"
-    data = exports.gradescope_run(ROOT, args.upload, args.results, work,
-                                  exports.grade_with_cli(ROOT, work, sandbox=not args.no_sandbox))
+    _output_file(args.results, "--results", "json", args.upload.resolve())
+    try:
+        data = exports.gradescope_run(ROOT, args.upload, args.results, work,
+                                      exports.grade_with_cli(ROOT, work,
+                                                             sandbox=not args.no_sandbox))
+    except OSError as error:
+        raise GraderError(f"gradescope-run: cannot write {error.filename or args.results} "
+                          f"({error.strerror})") from None
     _say(f"wrote {args.results}: score {data['score']:g}")
     return EXIT_OK
 
 
 def cmd_classroom_points(args) -> int:
+    if not (math.isfinite(args.max_score) and args.max_score > 0):
+        raise GraderError(f"--max-score {args.max_score:g} must be a number above 0 (the "
+                          "chapter's points)")
     try:
         report, problem = model.Report.load(args.report), ""
     except GraderError as error:
         report, problem = None, f"no grading report: {error}"
+    if report is not None:
+        # A typo in the workflow must fail its step (exit 2), not report 0 points for a
+        # chapter that does not exist. The report's own chapters count too (a report of an
+        # older course); without a report every chapter reports that error anyway.
+        chapters = sorted({ex.chapter for ex in manifest.discover(ROOT)})
+        known = set(chapters) | {ex.chapter for ex in report.exercises}
+        if args.chapter not in known:
+            raise GraderError(f"--chapter {args.chapter} is not a chapter of this course; its "
+                              f"chapters are {', '.join(chapters)}")
     print(exports.classroom_output(
         exports.classroom_result(report, args.chapter, args.max_score, problem)))
     return EXIT_OK
@@ -503,7 +817,9 @@ def _add_batch_parser(sub) -> None:
     s.add_argument("--group-size", type=int, default=1, metavar="N",
                    help="students per task (default 1)")
     s.add_argument("--time", type=int, metavar="MINUTES", help="each task's time limit "
-                   "(default: the manifests' time-outs, every step at its limit)")
+                   "(default: 3x a full grade measured on an H100 plus the build, per student "
+                   "of the task: 16 minutes for one student, 8 with --build-only; "
+                   "docs/grading_time.md)")
     s.add_argument("--max-parallel", type=int, metavar="N",
                    help="tasks running at once (the array's %%N)")
     s.add_argument("--scratch", metavar="DIR", help="node-local folder for builds and the "
@@ -599,17 +915,17 @@ def cmd_batch(args) -> int:
 def _add_slurm_parsers(sub) -> None:
     t = sub.add_parser("slurm-task", help="(run by Slurm for batch --slurm) grade one task's "
                        "students")
-    t.add_argument("out", type=Path)
-    t.add_argument("--round", type=int, required=True)
-    t.add_argument("--index", type=int, required=True)
+    t.add_argument("out", type=Path, help="the batch's --out folder")
+    t.add_argument("--round", type=int, required=True, help="the submission round's number")
+    t.add_argument("--index", type=int, required=True, help="this task's index in the array")
     t.add_argument("--scratch", type=Path, required=True, help="this task's build folder")
     c = sub.add_parser("slurm-cleanup", help="(run by Slurm for batch --slurm) remove a "
                        "task's build folder, ending what still works in it")
-    c.add_argument("scratch", type=Path)
+    c.add_argument("scratch", type=Path, help="the task's build folder")
     m = sub.add_parser("slurm-merge", help="(run by Slurm for batch --slurm) rebuild the "
                        "gradebook and name the tasks that ended early")
-    m.add_argument("out", type=Path)
-    m.add_argument("--round", type=int, required=True)
+    m.add_argument("out", type=Path, help="the batch's --out folder")
+    m.add_argument("--round", type=int, required=True, help="the submission round's number")
 
 
 def cmd_slurm_task(args) -> int:
@@ -659,7 +975,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit
         return status
     except GraderError as error:
-        print(f"grader: error: {error}", file=sys.stderr)
+        print(printable(f"grader: error: {error}"), file=sys.stderr)
         return EXIT_GRADER_ERROR
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)

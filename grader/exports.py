@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
 from datetime import datetime
@@ -150,6 +152,10 @@ def classroom_result(report: Report | None, chapter: str, max_score: float,
                      problem: str = "") -> dict:
     """The reporter's JSON for one chapter of a report (None, with problem: no report)."""
     exercises = [ex for ex in report.exercises if ex.chapter == chapter] if report else []
+    if report is not None and report.options.get("build_only"):
+        # Nothing ran, so there are no points to report: an error, not a 0 that reads as one.
+        exercises, problem = [], ("the grading report is of a --build-only run, which ran "
+                                  "nothing: there are no points to report")
     if not exercises:
         message = problem or f"the grading report holds no exercise of {chapter}"
         return {"version": 1, "status": "error", "max_score": max_score,
@@ -263,8 +269,25 @@ exec "$PY" -m grader gradescope-run --upload /autograder/submission \\
 def gradescope_zip(root: Path, out: Path) -> list[str]:
     """The autograder zip: setup.sh and run_autograder at its root beside the template's
     course files (no solutions); returns the names in it."""
-    names = []
     executable = 0o100755 << 16  # regular file, rwxr-xr-x, in the zip's Unix attributes
+    # Into a temporary file beside `out`, renamed over it once whole: a failed write (a full
+    # disk, a read-only folder) leaves no half zip and the old one as it was.
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        names = _fill_zip(root, Path(tmp), executable)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as a plain write would make it, not mkstemp's 0600
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return names
+
+
+def _fill_zip(root: Path, out: Path, executable: int) -> list[str]:
+    names = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, text in (("setup.sh", GRADESCOPE_SETUP), ("run_autograder", GRADESCOPE_RUN)):
             info = zipfile.ZipInfo(name)
@@ -320,8 +343,7 @@ def gradescope_run(root: Path, upload: Path, results: Path, work: Path,
             data = gradescope(grade(submission))
         except GraderError as error:
             data = gradescope_failure(f"The grader could not run: {error}")
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    render.write_atomically(results, json.dumps(data, indent=2) + "\n")
     return data
 
 

@@ -47,6 +47,10 @@ class StageStatus(StrEnum):
     CRASHED = "crashed"
     EXITED_EARLY = "exited_early"
     NOT_MEASURED = "not_measured"      # the GPU stayed busy with another process (a benchmark)
+    NOT_COUNTED = "not_counted"        # ran and found nothing wrong, but vouches for nothing
+                                       # while the exercise is not correct: a clean sanitizer
+                                       # run over failing cases, technique rules met by code
+                                       # that fails its tests (grader/scoring.py)
 
 
 class CaseStatus(StrEnum):

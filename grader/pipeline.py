@@ -28,7 +28,8 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
-from grader import __version__, gpu_load, gpu_turns, hidden, model, proc, sandbox, scoring
+from grader import (__version__, folder_lock, gpu_load, gpu_turns, hidden, model, proc,
+                    sandbox, scoring)
 from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
@@ -111,6 +112,14 @@ class Grader:
         return turns, (LoadWatch(probe) if probe is not None else None)
 
     def run(self) -> model.Report:
+        # One grader per build folder: a second one (the same submission graded again before
+        # the first ended) waits, saying for whom (grader/folder_lock.py).
+        self.options.build_dir.mkdir(parents=True, exist_ok=True)
+        with folder_lock.build_folder(self.options.build_dir, str(self.options.submission),
+                                      self.progress):
+            return self._run()
+
+    def _run(self) -> model.Report:
         report = model.Report(
             submission=str(self.options.submission), seed=self.options.seed,
             started_at=model.now(), grader_version=__version__, gpu=self.gpu,

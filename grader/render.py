@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from enum import StrEnum
 from pathlib import Path
@@ -22,8 +23,10 @@ _COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
 _STOPPED = (StageStatus.CRASHED, StageStatus.TIMED_OUT, StageStatus.EXITED_EARLY)
 # JUnit has no "not submitted": it is reported as skipped, like a skipped case or stage.
 # Not measured (the GPU stayed busy with another process) is no failure of the code.
+# Not counted (a clean sanitizer run over failing cases, rules met by failing code) vouches for
+# nothing and finds nothing: neither a pass nor a failure of its own.
 _JUNIT_SKIPPED = (CaseStatus.SKIPPED, StageStatus.SKIPPED, StageStatus.NOT_MEASURED,
-                  ExerciseStatus.NOT_SUBMITTED)
+                  StageStatus.NOT_COUNTED, ExerciseStatus.NOT_SUBMITTED)
 
 
 def _use_color(stream) -> bool:
@@ -80,19 +83,23 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
         label = ("compiled" if report.options.get("build_only")
                  and ex.status == ExerciseStatus.SKIPPED else ex.status.replace("_", " "))
         out.append(_paint(f"── {ex.key}: {label}", ex.status, color))
-        if ex.message:
+        shown = [s for s in ex.stages if verbose or s.status != StageStatus.PASSED
+                 or (s.name == "build" and s.details.get("warnings"))]
+        # The exercise's message is often its failing stage's ("tests: 0 of 43 cases
+        # passed"): then that stage's line says it, once.
+        echoed = next((s for s in shown if _same_message(ex.message, s)), None)
+        if ex.message and echoed is None:
             out.append(f"   {ex.message}")
         for stage in ex.stages:
             if stage.name == "build" and stage.details.get("warnings"):
                 out.append(f"   build: {stage.message}")
                 out.append(_indent("\n".join(stage.details["warnings"])))
                 continue
-            if stage.status == StageStatus.PASSED and not verbose:
+            if stage not in shown:
                 continue
-            # The exercise's message often is its failing stage's: say it once.
-            said = bool(ex.message) and stage.message.rstrip(":").startswith(
-                ex.message.rstrip(":"))
-            out.append(f"   {stage.name}: {stage.status}"
+            said = echoed is None and bool(ex.message) and stage.message.rstrip(
+                ":").startswith(ex.message.rstrip(":"))
+            out.append(f"   {stage.name}: {stage.status.replace('_', ' ')}"
                        + (f" - {stage.message}" if stage.message and not said else ""))
             if verbose and stage.details.get("commands"):
                 out.append("    commands:")
@@ -113,6 +120,15 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
 
     out += _table(report, color)
     return "\n".join(out)
+
+
+def _same_message(message: str, stage: model.StageResult) -> bool:
+    """Whether an exercise's message only repeats the stage's: "tests: 3 of 4 cases passed"
+    for the tests stage's "3 of 4 cases passed", or the stage's message itself."""
+    if not message or not stage.message:
+        return False
+    mine = message.rstrip(":").removeprefix(f"{stage.name}: ")
+    return mine == stage.message.rstrip(":")
 
 
 WIDTH = 100  # the terminal output fits this many columns
@@ -198,11 +214,37 @@ def _table(report: model.Report, color: bool) -> list[str]:
     return out
 
 
+def report_data(report: model.Report) -> dict:
+    """The JSON report's content. A --build-only run measured nothing, so its score and
+    percent are null: a 0 there would read as a grade (the exercises' own statuses say
+    what compiled)."""
+    data = report.to_dict()
+    if report.options.get("build_only"):
+        data["score"] = data["percent"] = None
+    return data
+
+
 def write_json(report: model.Report, path: Path) -> None:
+    write_atomically(path, json.dumps(report_data(report), indent=2) + "\n")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Writes a whole file or nothing: a temporary file in the same folder, then a rename over
+    the target, so a reader (or a second grader) never sees half a report and a failed write
+    leaves the old file as it was. The temporary name is unique to this writer."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp's 0600 would hide it from a group
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def junit_xml(report: model.Report) -> str:

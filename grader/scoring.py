@@ -9,8 +9,10 @@ a failed rule with `voids = "performance"` also voids the performance points, on
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from grader import workspace
 from grader.manifest import Exercise
 from grader.model import ExerciseResult, ExerciseStatus, StageResult, StageStatus
 
@@ -21,8 +23,12 @@ _RUN_VERDICTS = {StageStatus.CRASHED: ExerciseStatus.CRASHED,
 # Stage outcomes that hold nothing against the code. A sanitizer in ERROR (not installed, the
 # device unsupported, a filter selecting no case) holds nothing against it either, but it did
 # not check it: correctness points are withheld and the exercise is not benchmarked.
-_NOT_FAILING = (StageStatus.PASSED, StageStatus.SKIPPED, StageStatus.ERROR)
+_NOT_FAILING = (StageStatus.PASSED, StageStatus.SKIPPED, StageStatus.ERROR,
+                StageStatus.NOT_COUNTED)
 _CHECKED = (StageStatus.PASSED, StageStatus.SKIPPED)
+# What the sanitizer stage says of a tool whose run found nothing while cases failed under it
+# (grader/stages/sanitizer.py): "memcheck: clean (6 cases failed under it)".
+_FAILED_UNDER_SANITIZER = re.compile(r"\((\d+) cases? failed under it\)")
 
 
 def performance_points(ratio: float | None, zero_at: float, full_at: float,
@@ -64,6 +70,21 @@ def score_tests(ex: Exercise, tests: StageResult, sanitizer: StageResult | None)
             tests.message += (f"; {tests.points:g} points withheld: the sanitizer could not "
                               "check the code")
         tests.points = 0.0
+
+
+def judge_sanitizer(tests: StageResult, sanitizer: StageResult | None) -> None:
+    """A sanitizer run that found nothing while the code fails its tests, cases failing under
+    it too, is not a pass: wrong code stops early or skips work, so a clean run over it
+    vouches for nothing. It is NOT_COUNTED, which voids nothing (there was no finding) and
+    shows no green "passed". (Code that passes its tests keeps a clean run as a pass.)"""
+    if sanitizer is None or sanitizer.status != StageStatus.PASSED \
+            or tests.status == StageStatus.PASSED:
+        return
+    failed = sum(int(m.group(1)) for m in _FAILED_UNDER_SANITIZER.finditer(sanitizer.message))
+    if failed:
+        sanitizer.status = StageStatus.NOT_COUNTED
+        sanitizer.message += (f"; not counted as a pass: a clean run vouches for the code only "
+                              f"when the cases it ran pass ({failed} did not)")
 
 
 def score_benchmark(ex: Exercise, bench: StageResult) -> None:
@@ -110,6 +131,14 @@ def score_technique(ex: Exercise, technique: StageResult, is_correct: bool) -> N
     earned = sum(r["max_points"] for r in rules if r["passed"])
     if not is_correct and earned > 0:
         technique.message += f"; its {earned:g} points need a correct exercise"
+
+
+def judge_technique(technique: StageResult | None, is_correct: bool) -> None:
+    """Rules met by code that fails its tests earn nothing (score_technique), so the stage is
+    not shown as "passed" either: an untouched skeleton meets every "calls no CUB" rule."""
+    if technique is not None and not is_correct and technique.status == StageStatus.PASSED \
+            and technique.max_points > 0:
+        technique.status = StageStatus.NOT_COUNTED
 
 
 def voided_by_technique(ex: Exercise, technique: StageResult | None) -> list[str]:
@@ -168,8 +197,14 @@ def void_everything(ex: Exercise, stages: list[StageResult], rules: list[str],
 
 
 def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
+    """Names the files there that look like a missing one (VectorAdd.cu, vector_add.cpp): the
+    grader takes only the exact name, and a student would not see why otherwise."""
+    hints = [f"{', '.join(near)} {'is' if len(near) == 1 else 'are'} there: rename "
+             f"{'it' if len(near) == 1 else 'one'} {name}"
+             for name in missing if (near := workspace.near_misses_in(folder, name))]
     return _result(ex, [], ExerciseStatus.NOT_SUBMITTED,
-                   f"not submitted: {', '.join(missing)} not found in {folder}")
+                   f"not submitted: {', '.join(missing)} not found in {folder}"
+                   + (f" ({'; '.join(hints)})" if hints else ""))
 
 
 def not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
@@ -205,9 +240,11 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         return _result(ex, stages, ExerciseStatus.COMPILE_ERROR, build.message.rstrip(":"))
     tests = _stage(stages, "tests")
     score_tests(ex, tests, _stage(stages, "sanitizer"))
+    judge_sanitizer(tests, _stage(stages, "sanitizer"))
     technique = _stage(stages, "technique")
     if technique is not None:
         score_technique(ex, technique, correct(stages))
+        judge_technique(technique, correct(stages))
     if tests.status == StageStatus.SKIPPED:
         return _result(ex, stages, ExerciseStatus.SKIPPED, tests.message)
     bench = _stage(stages, "benchmark")

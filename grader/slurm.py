@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import batch, manifest, model, sandbox
+from grader import batch, folder_lock, manifest, model, sandbox
 from grader.errors import GraderError
 from grader.manifest import Exercise
 from grader.stages import build, integrity, technique, tests
@@ -47,6 +47,18 @@ EXIT_ALL_GRADED, EXIT_SOME_NOT_GRADED = 0, 1
 TASK_FOLDER = r"cuda-course-\d+-\d+"
 # The task script's own start and Python's, around the grading itself.
 MARGIN_S = 300
+# What one student costs, measured (docs/grading_time.md, "Less to run"): a full grade of the
+# reference solutions, all 53 exercises with the sanitizer and the benchmarks, on an NVIDIA H100
+# 80GB HBM3 with 16 cores, CUDA 13.0, driver 580.159.04, 2026-11-26 (seed 407452424), on a
+# fresh machine: 209 s, of which configure 7 s and the build 34 s (no compiler cache yet), the
+# checks after the build 81 s, the benchmarks and ceilings 87 s. The solutions cost the most:
+# benchmarks run only where the tests and the sanitizer pass (a skeleton's grade took 164 s).
+MEASURED_BUILD_S = 7 + 34
+MEASURED_GRADE_S = 81 + 87
+# The default time limit is this many times the measured cost: room for a slower GPU, a node
+# with half the cores (its build and checks take about twice as long), a busy shared file
+# system, every task's compiler cache cold.
+COST_MARGIN = 3
 # Where a task builds when neither --scratch nor the cluster names a node-local folder.
 DEFAULT_SCRATCH = "${SLURM_TMPDIR:-${TMPDIR:-/tmp}}"
 
@@ -70,7 +82,7 @@ class SlurmSettings:
     account: str | None = None
     sbatch_args: list[str] = field(default_factory=list)  # passed through, in order
     group_size: int = 1            # students per task
-    time_minutes: int | None = None  # None: derived from the manifests' time-outs
+    time_minutes: int | None = None  # None: from the measured cost (time_limit_minutes)
     max_parallel: int | None = None  # the array's %N: tasks running at once
     scratch: str = DEFAULT_SCRATCH   # a node-local folder, expanded by the task's shell
     submit: bool = True              # False: write the scripts and print the commands
@@ -82,7 +94,9 @@ def worst_case_seconds(exercises: list[Exercise], options: GradeOptions) -> floa
     """The longest the grader can take for one student: every step at its own time-out
     (configure, the build, the compiled-code checks, and per exercise the tests, each
     sanitizer tool and the benchmark, as their manifests set them). A task given this much
-    is never killed while the grader would still finish on its own."""
+    is never killed while the grader would still finish on its own, so no limit needs more;
+    but for the whole course it is about 29.5 hours a student, which many partitions refuse
+    and which would keep a grade that hangs on a GPU for a day: an upper bound only."""
     seconds = build.CONFIGURE_TIMEOUT_S + build.BUILD_ALL_TIMEOUT_S
     for ex in exercises:
         seconds += integrity.TOOL_TIMEOUT_S + technique.TOOL_TIMEOUT_S
@@ -96,9 +110,29 @@ def worst_case_seconds(exercises: list[Exercise], options: GradeOptions) -> floa
     return seconds
 
 
+def measured_seconds(options: GradeOptions) -> float:
+    """One student's measured cost: the build, and the full grade unless --build-only. For
+    any selection of exercises: a few exercises cost less, but one slow exercise graded alone
+    still takes tens of seconds (docs/grading_time.md)."""
+    return MEASURED_BUILD_S + (0 if options.build_only else MEASURED_GRADE_S)
+
+
 def time_limit_minutes(exercises: list[Exercise], options: GradeOptions,
                        group_size: int) -> int:
-    return math.ceil((group_size * worst_case_seconds(exercises, options) + MARGIN_S) / 60)
+    """Each task's default time limit: COST_MARGIN times its students' measured cost, never
+    more than their worst case (the grader ends by itself before), plus the task's start. A
+    task that runs past it is named by the merge (TIMEOUT) and submitting again grades its
+    students; --time sets another limit."""
+    per_student = min(COST_MARGIN * measured_seconds(options),
+                      worst_case_seconds(exercises, options))
+    return math.ceil((group_size * per_student + MARGIN_S) / 60)
+
+
+def limit_source(options: GradeOptions) -> str:
+    """Where the default limit comes from, for the submitting command's line."""
+    measured = (f"the build measured at {MEASURED_BUILD_S} s" if options.build_only else
+                f"a full grade measured at {MEASURED_BUILD_S + MEASURED_GRADE_S} s")
+    return f"{COST_MARGIN}x {measured} on an H100 (docs/grading_time.md); --time sets your own"
 
 
 def slurm_time(minutes: int) -> str:
@@ -239,7 +273,16 @@ def still_queued(rounds: list[dict]) -> list[str]:
 def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str],
            roster: Path, gpus: int, say: Callable[[str], None],
            python: str = sys.executable) -> int:
-    """Plans the round (who still needs grading), writes its scripts and submits them."""
+    """Plans the round (who still needs grading), writes its scripts and submits them; 1 when
+    some student's folder cannot be graded (not submitted, recorded as a local batch records
+    it)."""
+    # One batch or submission per OUT at a time, like a local batch (grader/folder_lock.py).
+    with folder_lock.out_folder(the_batch.out, "submitting a Slurm round", say):
+        return _submit(the_batch, settings, selection, roster, gpus, say, python)
+
+
+def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str],
+            roster: Path, gpus: int, say: Callable[[str], None], python: str) -> int:
     out = the_batch.out
     if the_batch.options.secret and os.environ.get(SECRET_ENV) != the_batch.options.secret:
         raise GraderError(f"with a secret, give it as ${SECRET_ENV} (not --secret) so that "
@@ -260,11 +303,22 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
     options = the_batch.options  # with the batch's seed, settled by plan()
     state["roster"] = str(roster)  # the merge job's gradebook lists the whole roster
     batch.save_state(out, state)
+    # A folder that a local batch refuses (missing, empty, files misnamed) would take a task
+    # and a GPU to fail: refused here, and recorded as a local batch records it.
+    refused = [s for s in todo if batch.submission_problem(s, the_batch.exercises)]
+    for student in refused:
+        if settings.submit:  # grade_one records the failure and writes the log, grading nothing
+            why = the_batch.grade_one(student).removeprefix(batch.FAILED_PREFIX)
+        else:  # a dry run records nothing
+            why = batch.submission_problem(student, the_batch.exercises)
+        say(f"{'not' if settings.submit else 'would not be'} submitted: {student.id}: {why}")
+    todo = [s for s in todo if s not in refused]
     if not todo:
-        say("every student has a complete report: nothing to submit "
-            "(--regrade [STUDENT] grades again)")
+        say("every student has a complete report or a folder that cannot be graded: nothing "
+            "to submit" if refused else "every student has a complete report: nothing to "
+            "submit (--regrade [STUDENT] grades again)")
         the_batch.book.rebuild(the_batch.students, the_batch.exercises)
-        return EXIT_ALL_GRADED
+        return EXIT_SOME_NOT_GRADED if refused else EXIT_ALL_GRADED
     # A regrade replaces a report: the old one is kept aside, not shown as current.
     pending = set((state.get("regrade") or {}).get("pending", []))
     number = len(rounds) + 1
@@ -309,19 +363,18 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
                                          encoding="utf-8")
     the_batch.book.rebuild(the_batch.students, the_batch.exercises)
     extra = list(settings.sbatch_args)
-    limit_source = ("--time" if settings.time_minutes else
-                    "the manifests' time-outs, every step at its limit; --time sets your own")
+    source = "--time" if settings.time_minutes else limit_source(options)
     task_command = ["sbatch", "--parsable", *extra, str(folder / "task.sbatch")]
     say(f"round {number}: {_count(len(todo), 'student')} in {_count(len(tasks), 'task')} "
         f"({settings.group_size} a task), {f'{gpus} GPU' if gpus else 'no GPU'} and "
-        f"{slurm_time(minutes)} each ({limit_source}), seed {options.seed}")
+        f"{slurm_time(minutes)} each ({source}), seed {options.seed}")
     if not settings.submit:
         say(f"not submitted (--slurm-dry-run); to submit: {shlex.join(task_command)}, then "
             f"sbatch --dependency=afterany:<its job id> {folder / 'merge.sbatch'}")
         rounds.append({"round": number, "array_job": None, "merge_job": None,
                        "tasks": len(tasks), "submitted": False})
         save_rounds(out, rounds)
-        return EXIT_ALL_GRADED
+        return EXIT_SOME_NOT_GRADED if refused else EXIT_ALL_GRADED
     array_job = _job_id(_run(task_command, "submitting the job array"))
     merge_job = _job_id(_run(["sbatch", "--parsable", *extra,
                               f"--dependency=afterany:{array_job}",
@@ -333,7 +386,7 @@ def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str]
         f"{merge_job}; "
         f"the gradebook is rebuilt when every task has ended: {out / 'gradebook.csv'}, "
         f"findings in {slurm_dir(out) / 'summary.txt'}")
-    return EXIT_ALL_GRADED
+    return EXIT_SOME_NOT_GRADED if refused else EXIT_ALL_GRADED
 
 
 # ------------------------------------------------------------------------------ a task
@@ -536,12 +589,16 @@ def merge(out: Path, number: int, exercises: list[Exercise],
             findings["not_graded"].append({"student": sid, "task": index,
                                            "reason": why or book.failure(sid) or "unknown"})
     book.rebuild(students, exercises)
+    # A --build-only round: whose files do not compile, as a local batch's last line says.
+    findings["do_not_compile"] = [s.id for s in students if (summary := book.summary(s.id))
+                                  and summary.did_not_compile]
     batch.write_atomically(round_dir(out, number) / "merge.json",
                            json.dumps(findings, indent=2) + "\n")
     text = summary_text(findings, len(students))
     batch.write_atomically(slurm_dir(out) / "summary.txt", text)
     say(text.rstrip())
-    return EXIT_SOME_NOT_GRADED if findings["not_graded"] else EXIT_ALL_GRADED
+    return EXIT_SOME_NOT_GRADED if findings["not_graded"] or findings["do_not_compile"] \
+        else EXIT_ALL_GRADED
 
 
 def summary_text(findings: dict, roster_size: int) -> str:
@@ -557,6 +614,10 @@ def summary_text(findings: dict, roster_size: int) -> str:
         lines.append(f"  not graded: {n['student']}: {n['reason']}")
     if findings["not_graded"]:
         lines.append("submit the same command again to grade only these students")
+    unbuilt = findings.get("do_not_compile") or []
+    if unbuilt:
+        lines.append(f"{_count(len(unbuilt), 'student')} whose files do not compile: "
+                     f"{', '.join(unbuilt)}")
     lines.append(f"roster: {roster_size} students; gradebook.csv rebuilt from the reports")
     return "\n".join(lines) + "\n"
 

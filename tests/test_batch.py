@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import signal
 import subprocess
@@ -14,11 +15,12 @@ import time
 
 import pytest
 
-from fakes import alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools
+from fakes import (alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools,
+                   write_script)
 from grader import batch, cli, html_report, model, tools
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.stages.common import GradeOptions
-from helpers import ROOT, TESTS, make_student, vector_add
+from helpers import ROOT, TESTS, assert_one_line_error, make_student, vector_add
 
 GPU = model.GpuInfo("Fake GPU", "9.0", "1", 1)
 
@@ -55,11 +57,12 @@ class Grades:
 
 
 def run_batch(roster, out, grades, *, regrade=None, seed=7, secret=None, seed_given=True,
-              lines=None, **at_once):
+              lines=None, build_only=False, **at_once):
     """lines: where the progress lines go (also when the batch is stopped); at_once: Batch's
     gpus and jobs (tests/test_batch_parallel.py)."""
     lines = [] if lines is None else lines
-    options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=seed, secret=secret)
+    options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=seed, secret=secret,
+                           build_only=build_only)
     batch.prepare_out(out)
     b = batch.Batch(batch.read_roster(roster), out, [vector_add()], options, grades,
                     regrade=regrade, seed_given=seed_given, say=lines.append, **at_once)
@@ -434,3 +437,173 @@ def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, 
     assert status == 0 and calls.calls == ["bob"]
     assert any("incomplete grade" in line and "bob" in line for line in lines)
     assert gradebook(out)["bob"]["status"] == batch.GRADED
+
+
+# ------------------------------------------------------------------------------ --build-only
+
+def built_report(options: GradeOptions, statuses: dict[str, str]) -> model.Report:
+    """A --build-only report: per exercise name, its status (skipped: compiled, not run)."""
+    exercises = [model.ExerciseResult(f"ch01_programming_model/{name}", name,
+                                      "ch01_programming_model", name, status, 0.0, 100.0)
+                 for name, status in statuses.items()]
+    return model.Report(submission=str(options.submission), seed=options.seed,
+                        started_at="s", finished_at="f", options={"build_only": True},
+                        exercises=exercises)
+
+
+def test_a_build_only_batch_says_who_compiled_and_scores_nothing(roster, tmp_path):
+    out = tmp_path / "out"
+    plan = {"alice": {"vector_add": "skipped", "saxpy": "skipped"},
+            "bob": {"vector_add": "compile_error", "saxpy": "compile_error"},
+            "carol": {"vector_add": "skipped", "saxpy": "not_submitted"},
+            "dave": {"vector_add": "rejected", "saxpy": "skipped"},
+            "eve": {"vector_add": "skipped", "saxpy": "skipped"}}
+    status, lines = run_batch(roster, out, lambda s, o, p: built_report(o, plan[s.id]),
+                              build_only=True)
+    assert status == batch.EXIT_SOME_FAILED  # some do not compile
+    book = gradebook(out)
+    assert book["alice"]["status"] == book["eve"]["status"] == "compiled"
+    assert book["bob"]["status"] == "compile errors: vector_add, saxpy"
+    assert book["carol"]["status"] == "compiled; not submitted: saxpy"
+    assert book["dave"]["status"] == "rejected: vector_add"
+    for row in book.values():  # nothing was run: no score, not even 0
+        assert row["vector_add"] == row["saxpy"] == row["total"] == row["max"] \
+            == row["percent"] == "", row
+    assert any(line.startswith("[2/5] bob: compile errors: vector_add, saxpy in")
+               for line in lines)
+    assert any(line.startswith("[1/5] alice: compiled in") for line in lines)
+    assert lines[-1].startswith("done: 5 of 5 students built; 2 do not compile: bob, dave;")
+    assert (out / "leaderboard.csv").read_text().count("\n") == 1  # the header alone
+
+    # The same build-only command again: nothing to do, same verdict.
+    calls = []
+    status, lines = run_batch(roster, out, lambda s, o, p: calls.append(s.id), build_only=True)
+    assert status == batch.EXIT_SOME_FAILED and calls == []
+    # A full batch into the same folder grades everyone: a build-only report measured nothing.
+    grades = Grades({sid: (50, 0.5) for sid in plan})
+    status, lines = run_batch(roster, out, grades)
+    assert status == 0 and grades.calls == list(plan)
+    assert any("5 students have a --build-only report, which measured nothing: graded in full"
+               in line for line in lines)
+    assert all(row["status"] == "graded" and row["total"] == "50"
+               for row in gradebook(out).values())
+    # And a build-only batch after it keeps the full reports, which say more.
+    status, _ = run_batch(roster, out, lambda s, o, p: calls.append(s.id), build_only=True)
+    assert status == 0 and calls == [] and gradebook(out)["bob"]["total"] == "50"
+
+
+NINJA_FAILING_FOR_BOB = r'''
+import sys
+build = sys.argv[sys.argv.index("-C") + 1]
+if "/bob" in build:
+    print("FAILED: vector_add_test.p/vector_add.cu.o\nvector_add.cu(3): error: expected a ';'")
+    sys.exit(1)
+'''
+
+
+def test_cli_build_only_batch_with_a_student_whose_file_does_not_compile(roster, tmp_path,
+                                                                         monkeypatch, capsys):
+    found = use_fake_build_tools(monkeypatch, tmp_path, sanitizer=False)
+    found["ninja"] = write_script(tmp_path / "bin" / "ninja-for-bob", NINJA_FAILING_FOR_BOB)
+    monkeypatch.setattr(tools, "query_gpu", lambda: None)  # build-only needs no GPU
+    out = tmp_path / "out"
+    status = cli.main(["batch", str(roster), "--out", str(out), "-e", "vector_add",
+                       "--build-only", "--seed", "5"])
+    assert status == 1
+    book = gradebook(out)
+    assert book["bob"]["status"] == "compile errors: vector_add"
+    assert book["bob"]["total"] == book["bob"]["vector_add"] == ""
+    assert all(book[sid]["status"] == "compiled" and book[sid]["total"] == ""
+               for sid in ("alice", "carol", "dave", "eve"))
+    report = json.loads((out / "reports" / "bob.json").read_text())
+    assert report["exercises"][0]["status"] == "compile_error"
+    err = capsys.readouterr().err
+    assert "1 do not compile: bob" in err.strip().splitlines()[-1]
+
+
+# ------------------------------------------------------------------------------ misnamed
+
+def test_a_misnamed_or_misplaced_file_is_named_in_the_refusal(tmp_path):
+    exercises = [vector_add()]
+    cases = {"case": "ch01_programming_model/VectorAdd.cu",
+             "extension": "ch01_programming_model/vector_add.cpp",
+             "no chapter folder": "vector_add.cu",
+             "one folder too deep": "alice-main/ch01_programming_model/vector_add.cu"}
+    for name, path in cases.items():
+        folder = tmp_path / name.replace(" ", "_")
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text("// work\n")
+        (folder / "notes.txt").write_text("unrelated\n")
+        problem = batch.submission_problem(batch.Student("s", folder), exercises)
+        assert problem.startswith(f"no exercise files in {folder} (expected one folder per "
+                                  "chapter, e.g. ch01_programming_model/vector_add.cu)"), problem
+        assert problem.endswith(f"; found {path} (should be "
+                                "ch01_programming_model/vector_add.cu)"), (name, problem)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "found" not in batch.submission_problem(batch.Student("s", empty), exercises)
+    # A name that is not UTF-8 is named too, in text the UTF-8 gradebook and log can hold.
+    odd = tmp_path / "odd"
+    (odd / "ch01_programming_model").mkdir(parents=True)
+    (odd / "ch01_programming_model" / os.fsdecode(b"Vector\xffAdd.cu")).write_text("//\n")
+    problem = batch.submission_problem(batch.Student("s", odd), exercises)
+    assert problem.encode("utf-8").endswith(
+        "; found ch01_programming_model/Vector\ufffdAdd.cu (should be "
+        "ch01_programming_model/vector_add.cu)".encode("utf-8")), problem
+
+
+# ------------------------------------------------------------------------------ one per --out
+
+SLOW_TOOL = r'''
+import os, sys, time
+open(os.environ["STARTED"], "a").write(f"{os.getpid()}\n")
+time.sleep(float(os.environ.get("TOOL_SECONDS", "0")))
+'''
+
+
+def test_a_second_batch_on_the_same_out_is_refused_naming_the_first(roster, tmp_path):
+    bin_dir, out, started = tmp_path / "bin", tmp_path / "out", tmp_path / "started"
+    for name in ("meson", "ninja"):
+        write_script(bin_dir / name, SLOW_TOOL)
+    script = tmp_path / "grade_class.py"
+    script.write_text(f"""import sys
+sys.path[:0] = [{str(ROOT)!r}, {str(TESTS)!r}]
+from grader import cli, model, tools
+tools.find = lambda name, required_for="": (
+    {str(bin_dir)!r} + "/" + name if name in ("meson", "ninja") else None)
+tools.query_gpu = lambda: None
+from grader.stages import integrity  # the fake build leaves no library to read
+integrity.run = lambda options, ex: model.StageResult("integrity", model.StageStatus.PASSED)
+sys.exit(cli.main(sys.argv[1:]))
+""")
+    command = [sys.executable, str(script), "batch", str(roster), "--out", str(out),
+               "-e", "vector_add", "--build-only"]
+    env = dict(os.environ, STARTED=str(started), TOOL_SECONDS="60",
+               COURSE_GPU_LOCK_DIR=str(tmp_path / "locks"))
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the first batch never configured"
+        second = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                env=dict(env, TOOL_SECONDS="0"))
+        assert second.returncode == 2
+        line = assert_one_line_error(
+            second.stderr, f"--out {out} is in use by process {first.pid} of ",
+            "grading a batch since ", f"grade_class.py batch {roster} --out {out}",
+            f"(kill {first.pid})", "one batch per --out")
+        assert "alice" not in line
+        assert first.poll() is None  # the first goes on, untouched
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=30) == 130
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    # The first gone, the same command resumes its work.
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                           env=dict(env, TOOL_SECONDS="0"))
+    assert again.returncode == 0, again.stderr
+    assert all(row["status"] == "compiled" for row in gradebook(out).values())

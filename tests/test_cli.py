@@ -259,3 +259,210 @@ def test_cli_grade_faked_fail_under(faked_grade, tmp_path, capsys):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["score"] == 30 and data["exercises"][0]["status"] == "failed"
     assert ET.parse(tmp_path / "j.xml").getroot().get("failures") == "1"  # Large/S.b
+
+
+# ------------------------------------------------------------------ help, for every command
+
+def _subcommands():
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    return sub.choices, helps
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()[0]))
+def test_every_command_and_argument_says_what_it_is(command):
+    parsers, helps = _subcommands()
+    assert helps.get(command), f"{command} has no help line in 'python3 -m grader --help'"
+    undocumented = [a.option_strings or [a.dest] for a in parsers[command]._actions
+                    if a.help is None and a.dest != "help"]
+    assert undocumented == [], f"{command}: no help for {undocumented}"
+
+
+@pytest.mark.parametrize("command", ["init", "render", "gradescope-run"])
+def test_the_commands_once_without_help_describe_themselves(command):
+    r = run_cli(command, "--help")
+    assert r.returncode == 0
+    usage, _, rest = r.stdout.partition("\n\n")
+    description = rest.split("\n\n")[0]
+    # More than the usage and an options list: a paragraph that says what it does.
+    assert not description.startswith(("options:", "positional")), r.stdout
+    assert len(description.split()) >= 15, r.stdout
+
+
+# ----------------------------------------------------------- progress when no one watches
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Tty(__import__("io").StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_in_a_log_says_the_step_every_30_s():
+    import io
+    clock, out = _Clock(), io.StringIO()
+    progress = cli.Progress(quiet=False, stream=out, clock=clock)
+    progress("configuring build/grade/x")
+    progress("built vector_add (1 of 53, 12 s)")
+    clock.now += 29
+    progress.tick()
+    assert out.getvalue() == ""  # a grade under 30 s says nothing in a log
+    clock.now += 1
+    progress.tick()
+    assert out.getvalue() == "grader: [30 s] built vector_add (1 of 53, 12 s)\n"
+    progress("built matrix_sum (2 of 53, 40 s)")
+    clock.now += 10
+    progress.tick()  # 10 s after the last line: nothing yet
+    clock.now += 20
+    progress.tick()
+    clock.now += 95  # a long silent step: said again, as still going
+    progress.tick()
+    assert out.getvalue().splitlines()[1:] == [
+        "grader: [1 min 00 s] built matrix_sum (2 of 53, 40 s)",
+        "grader: [2 min 35 s] built matrix_sum (2 of 53, 40 s) (still)"]
+
+
+def test_progress_at_a_terminal_is_every_step_and_under_q_none():
+    import io
+    tty = _Tty()
+    progress = cli.Progress(quiet=False, stream=tty)
+    progress("configuring")
+    progress("building 3 exercises")
+    assert tty.getvalue() == "grader: configuring\ngrader: building 3 exercises\n"
+    for stream in (_Tty(), io.StringIO()):
+        quiet = cli.Progress(quiet=True, stream=stream, clock=_Clock())
+        with quiet:
+            quiet("configuring")
+            quiet.clock.now += 100
+            quiet.tick()
+        assert stream.getvalue() == ""
+
+
+# ---------------------------------------------------------- --build-only: what it can fail
+
+@pytest.fixture
+def faked_build_only(tmp_path, monkeypatch):
+    """cli.main(grade --build-only ...) of vector_add with a fake meson and ninja."""
+    found = use_fake_build_tools(monkeypatch, tmp_path)
+    monkeypatch.setattr(tools, "query_gpu", lambda: None)
+    submission = tmp_path / "submission" / "ch01_programming_model"
+    submission.mkdir(parents=True)
+    (submission / "vector_add.cu").write_text("// mine\n")
+
+    def go(*extra, quiet=True):
+        return cli.main(["grade", str(submission.parent), "-e", "vector_add",
+                         *(["-q"] if quiet else []),
+                         "--build-only", "--build-dir", str(tmp_path / "build"),
+                         "--json", str(tmp_path / "r.json"), *extra])
+    return go, found
+
+
+def test_build_only_exits_0_when_everything_compiles_and_reports_no_score(faked_build_only,
+                                                                          tmp_path, capsys):
+    go, _ = faked_build_only
+    assert go() == 0
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["score"] is None and data["percent"] is None
+    assert data["exercises"][0]["status"] == "skipped"
+    assert "no score" in capsys.readouterr().out
+
+
+def test_build_only_exits_1_when_an_exercise_does_not_compile(faked_build_only, tmp_path,
+                                                               capsys):
+    from fakes import fake_tool
+    go, found = faked_build_only
+    fake_tool(found["ninja"], "FAILED: vector_add.cu.o\nvector_add.cu(3): error: no\n", 1)
+    assert go() == 1
+    captured = capsys.readouterr()
+    assert "--build-only: 1 did not compile (vector_add)" in captured.err
+    assert "compile error" in captured.out
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["exercises"][0]["status"] == "compile_error" and data["score"] is None
+
+
+# ------------------------------------------------------------- misnamed and misplaced files
+
+@pytest.mark.parametrize("place, named", [
+    ("ch01_programming_model/VectorAdd.cu",
+     "ch01_programming_model/VectorAdd.cu (should be ch01_programming_model/vector_add.cu)"),
+    ("vector_add.cpp", "vector_add.cpp (should be ch01_programming_model/vector_add.cu)"),
+    ("ch01/vector_add.cu", "ch01/vector_add.cu (should be ch01_programming_model/vector_add.cu)"),
+])
+def test_no_exercise_files_names_the_near_miss(tmp_path, place, named):
+    (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / place).write_text("// mine\n")
+    r = run_cli("grade", tmp_path, "--build-only")
+    assert r.returncode == 2
+    line = grader_errors(r.stderr, "no exercise files")
+    assert f"found {named}" in line
+
+
+def test_no_exercise_files_without_a_near_miss_names_none(tmp_path):
+    (tmp_path / "ch01_programming_model").mkdir()
+    (tmp_path / "ch01_programming_model" / "notes.txt").write_text("x")
+    r = run_cli("grade", tmp_path, "--build-only")
+    assert "found" not in grader_errors(r.stderr, "no exercise files")
+
+
+# ---------------------------------------------------------------- where options may write
+
+def test_the_students_chapter_folders_are_never_a_destination(tmp_path, monkeypatch):
+    from pathlib import Path
+    from grader.errors import GraderError
+    monkeypatch.setattr(cli, "ROOT", tmp_path)
+    (tmp_path / "workspace" / "ch01_programming_model").mkdir(parents=True)
+    with pytest.raises(GraderError, match="inside your work in workspace/ch01_programming_model/"):
+        cli._output_file(tmp_path / "workspace" / "ch01_programming_model" / "r.json",
+                         "--json", "json")
+    # The workspace's own top level is not a chapter folder: a report may go there.
+    assert cli._output_file(tmp_path / "workspace" / "r.json", "--json", "json") is not None
+    with pytest.raises(GraderError, match="inside the course's grader/"):
+        cli._output_file(Path(tmp_path / "grader" / "r.json"), "--json", "json")
+
+
+def test_an_earlier_report_is_replaced_and_other_files_are_not(tmp_path):
+    from grader.errors import GraderError
+    old = tmp_path / "old.json"
+    old.write_text('{"exercises": []}')
+    assert cli._output_file(old, "--json", "json") == old
+    junit = tmp_path / "old.xml"
+    junit.write_text('<?xml version="1.0"?>\n<testsuites name="x"/>\n')
+    assert cli._output_file(junit, "--junit", "xml") == junit
+    empty = tmp_path / "empty.html"
+    empty.write_text("")
+    assert cli._output_file(empty, "--html", "html") == empty
+    for name, kind, text in (("list.json", "json", "[1, 2]"), ("cfg.xml", "xml", "<config/>"),
+                             ("page.html", "html", "just text"), ("a.zip", "zip", "text")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(GraderError, match="exists and is not"):
+            cli._output_file(tmp_path / name, "--x", kind)
+
+
+def test_a_grade_in_a_log_prints_progress_lines(faked_build_only, capsys, monkeypatch):
+    """Not under -q, stderr captured (not a terminal): the heartbeat prints the step the grade
+    is at (here every beat, to be quick), and -q silences it."""
+    import time as _time
+    from grader import pipeline
+    go, _ = faked_build_only
+    monkeypatch.setattr(cli.Progress, "EVERY_S", 0.0)
+    monkeypatch.setattr(cli.Progress, "BEAT_S", 0.01)
+    real = pipeline.Grader.run
+
+    def slow_run(self):  # a grade long enough for a few beats
+        report = real(self)
+        _time.sleep(0.3)
+        return report
+    monkeypatch.setattr(pipeline.Grader, "run", slow_run)
+    assert go(quiet=False) == 0
+    lines = [l for l in capsys.readouterr().err.splitlines() if l.startswith("grader: [")]
+    assert lines, "no progress line in a log"
+    assert any("vector_add" in l or "configur" in l for l in lines), lines
+    assert go() == 0
+    assert not [l for l in capsys.readouterr().err.splitlines() if l.startswith("grader: [")]

@@ -147,3 +147,164 @@ def test_every_exercise_status_has_a_colour_in_the_terminal_and_the_page():
     page = (Path(render.__file__).parent / "templates" / "report.html.j2").read_text()
     missing = [s.value for s in ExerciseStatus if f".status.{s.value}" not in page]
     assert not missing, f"no CSS rule for {missing} in report.html.j2"
+
+
+# ----------------------------------------------------------------- said once, said in full
+
+def _failing_exercise(message, stage):
+    return model.ExerciseResult("ch01_a/six", "six", "ch01_a", "Six", model.ExerciseStatus.FAILED,
+                                0.0, 100.0, message, [model.StageResult("build", "passed"), stage])
+
+
+def test_a_failing_stage_is_said_once():
+    tests = model.StageResult("tests", "failed", message="0 of 43 cases passed",
+                              details={"passed": 0, "total": 43})
+    report = model.Report("s", 1, "t", exercises=[_failing_exercise("tests: 0 of 43 cases "
+                                                                     "passed", tests)])
+    text = render.terminal(report, io.StringIO())
+    assert text.count("0 of 43") == 1, text
+    assert "   tests: failed - 0 of 43 cases passed" in text
+
+
+def test_a_compile_error_is_said_once():
+    build = model.StageResult("build", "failed", message="compilation failed; the compiler "
+                              "said:", output="FAILED: x.o\nx.cu(1): error: y")
+    ex = model.ExerciseResult("ch01_a/six", "six", "ch01_a", "Six",
+                              model.ExerciseStatus.COMPILE_ERROR, 0.0, 100.0,
+                              "compilation failed; the compiler said", [build])
+    text = render.terminal(model.Report("s", 1, "t", exercises=[ex]), io.StringIO())
+    assert text.count("compilation failed") == 1, text
+    assert "   build: failed - compilation failed; the compiler said:" in text
+
+
+def test_an_exercise_message_of_its_own_is_kept():
+    # A message that is not just one stage's (the partial one joins two) is said as it is.
+    text = render.terminal(sample_report(), io.StringIO())
+    assert "   bandwidth: slow" in text
+
+
+def test_not_counted_reads_as_such_and_junit_skips_it():
+    sanitizer = model.StageResult("sanitizer", "not_counted", message="memcheck: clean (6 "
+                                  "cases failed under it)")
+    tests = model.StageResult("tests", "failed", message="0 of 6 cases passed",
+                              details={"passed": 0, "total": 6})
+    ex = _failing_exercise("tests: 0 of 6 cases passed", tests)
+    ex.stages.append(sanitizer)
+    report = model.Report("s", 1, "t", exercises=[ex])
+    assert "   sanitizer: not counted - memcheck: clean" in render.terminal(report, io.StringIO())
+    root = ET.fromstring(render.junit_xml(report))
+    case = root.find(".//testcase[@name='sanitizer']")
+    assert case.find("skipped") is not None and case.find("failure") is None
+
+
+# ----------------------------------------------------------------------- build-only report
+
+def build_only_report():
+    report = sample_report()
+    report.options["build_only"] = True
+    for ex in report.exercises[:3]:
+        ex.status, ex.score = model.ExerciseStatus.SKIPPED, 0.0
+        ex.stages = ex.stages[:2]
+    return report
+
+
+def test_a_build_only_report_has_no_score(tmp_path):
+    path = tmp_path / "r.json"
+    render.write_json(build_only_report(), path)
+    data = json.loads(path.read_text())
+    assert data["score"] is None and data["percent"] is None
+    assert data["max_score"] == 350  # what a grade would be out of
+    again = model.Report.load(path)  # score and percent are derived: it loads
+    assert again.options["build_only"] and len(again.exercises) == 5
+    text = render.terminal(again, io.StringIO())
+    assert "%" not in text and "no score" in text
+    assert ET.fromstring(render.junit_xml(again)).get("failures") == "1"  # the compile error
+
+
+def test_render_prints_a_build_only_report_and_its_junit(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    render.write_json(build_only_report(), path)
+    junit = tmp_path / "j.xml"
+    assert cli.main(["render", str(path), "--junit", str(junit)]) == 0
+    assert "no score" in capsys.readouterr().out and junit.is_file()
+
+
+def test_classroom_points_of_a_build_only_report_is_an_error_not_a_zero():
+    from grader import exports
+    result = exports.classroom_result(build_only_report(), "ch01_a", 200)
+    assert result["status"] == "error"
+    assert "--build-only" in result["tests"][0]["message"]
+
+
+# ----------------------------------------------------------------- the build stage's lines
+
+def _warning_log(count, prefix="../../workspace/ch01_programming_model/vector_add.cu"):
+    return "\n".join(f"{prefix}({10 + i}): warning #177-D: variable \"u{i}\" was declared but "
+                     "never referenced" for i in range(count))
+
+
+def test_warnings_past_those_shown_are_counted():
+    from grader.stages import build
+    from helpers import vector_add
+    stage = build.linked(vector_add(), _warning_log(25))
+    assert len(stage.details["warnings"]) == build.WARNINGS_SHOWN == 20
+    assert stage.details["warnings_hidden"] == 5
+    assert stage.message == ("compiled, with 25 compiler warnings in your code; 20 shown here, "
+                             "5 more not shown")
+    report = model.Report("s", 1, "t", exercises=[model.ExerciseResult(
+        "ch01_programming_model/vector_add", "vector_add", "ch01_programming_model", "V",
+        model.ExerciseStatus.PASSED, 100.0, 100.0, "full marks", [stage])])
+    text = render.terminal(report, io.StringIO())
+    assert "25 compiler warnings" in text and "5 more not shown" in text
+
+
+def test_warnings_of_an_unchanged_file_are_said_again(tmp_path):
+    """ninja compiles only what changed: the grade after one with warnings still says them,
+    and says they are from the last compile; a compile without warnings clears them."""
+    from grader.stages import build
+    from grader.stages.common import GradeOptions
+    from helpers import vector_add, ROOT
+    ex = vector_add()
+    options = GradeOptions(root=ROOT, submission=tmp_path / "sub", build_dir=tmp_path / "build",
+                           seed=1)
+    compiled = ("[3/9] Compiling Cuda object libvector_add_submission.a.p/"
+                "workspace_ch01_programming_model_vector_add.cu.o\n")
+    first = build.linked(ex, compiled + _warning_log(2), options=options)
+    assert first.message == "compiled, with 2 compiler warnings in your code"
+    again = build.linked(ex, "[1/1] Linking target vector_add_test\n", options=options)
+    assert again.message == ("compiled, with 2 compiler warnings in your code (from its last "
+                             "compile: unchanged since)")
+    assert again.details["warnings"] == first.details["warnings"]
+    fixed = build.linked(ex, compiled, options=options)
+    assert fixed.message == "" and "warnings" not in fixed.details
+    assert build.linked(ex, "", options=options).message == ""
+
+
+def test_compiler_paths_open_from_the_course_root(tmp_path):
+    from grader.stages import build
+    from helpers import ROOT
+    build_dir = ROOT / "build" / "grade" / "workspace-0123abcd"
+    text = ("FAILED: [code=2] libvector_add_submission.a.p/workspace_ch01_vector_add.cu.o\n"
+            "../../../workspace/ch01_programming_model/vector_add.cu(16): error: identifier\n"
+            "In file included from ../../../support/include/course/check.h:5,\n"
+            "1 error detected in the compilation of "
+            "\"../../../workspace/ch01_programming_model/vector_add.cu\".\n"
+            "nvcc -I../../../support/include -c ../../../../outside/x.cu\n"
+            "/abs/elsewhere/ch01_programming_model/vector_add.cu:3:1: warning: w\n")
+    shown = build.openable_paths(text, build_dir, ROOT).splitlines()
+    assert shown[0].startswith("FAILED: [code=2] libvector_add_submission.a.p/")
+    assert shown[1] == "workspace/ch01_programming_model/vector_add.cu(16): error: identifier"
+    assert shown[2] == "In file included from support/include/course/check.h:5,"
+    assert shown[3].endswith('"workspace/ch01_programming_model/vector_add.cu".')
+    # An option's path stays as the command has it; a path outside the course is left too
+    # (Meson names such files absolutely, as the last line does).
+    assert shown[4] == "nvcc -I../../../support/include -c ../../../../outside/x.cu"
+    assert shown[5].startswith("/abs/elsewhere/")
+    # Each opens from the root.
+    assert (ROOT / "support" / "include" / "course" / "check.h").is_file()
+    # Without options the build folder is the one ninja entered.
+    log = f"ninja: Entering directory `{build_dir}'\n" + _warning_log(
+        1, "../../../workspace/ch01_programming_model/vector_add.cu")
+    from helpers import vector_add
+    [warning] = build.linked(vector_add(), log).details["warnings"]
+    assert warning.startswith("workspace/ch01_programming_model/vector_add.cu(10): warning")

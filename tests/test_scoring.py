@@ -205,3 +205,107 @@ def test_a_measurement_without_a_finite_rate_earns_nothing_and_says_so(bad_rate)
                        "copy": {"name": "copy", "valid": True, "rate": bad_rate}}
     m = benchmark.metric(EX.performance[0], baseline_broken, "")
     assert m.ratio is None and m.message == "baseline copy: no rate"
+
+
+# ------------------------------------- what a failing exercise's clean stages are (issue 29)
+# An untouched skeleton: every case fails, the sanitizer finds nothing over the failing cases,
+# and every "calls no ..." technique rule is met. Nothing may read as earned or passed there.
+
+import dataclasses  # noqa: E402
+
+from grader import manifest  # noqa: E402
+from grader.model import CaseResult, CaseStatus  # noqa: E402
+
+WITH_RULE = dataclasses.replace(EX, technique=(manifest.Technique(
+    name="no_cub", rule="no_library_calls", points=10, value=("cub",)),))
+
+
+def rules_met():
+    return StageResult("technique", StageStatus.PASSED, message="1 of 1 rules met",
+                       cases=[CaseResult("no_cub", CaseStatus.PASSED, "expected none; found none")],
+                       details={"rules": [{"name": "no_cub", "passed": True, "points": 0.0,
+                                           "max_points": 10, "voids": ""}]})
+
+
+def test_an_untouched_skeleton_earns_nothing_and_nothing_reads_as_passed():
+    tests = ran_tests(0, 43)
+    sanitizer = sanitized(message="memcheck: clean (6 cases failed under it)")
+    technique = rules_met()
+    r = scoring.grade(WITH_RULE, [built(), tests, sanitizer, technique])
+    assert r.status is ExerciseStatus.FAILED and r.score == 0
+    assert r.message == "tests: 0 of 43 cases passed"
+    assert technique.points == 0 and technique.details["rules"][0]["points"] == 0
+    assert technique.status is StageStatus.NOT_COUNTED
+    assert "its 10 points need a correct exercise" in technique.message
+    assert sanitizer.status is StageStatus.NOT_COUNTED
+    assert "6 did not" in sanitizer.message
+    # The rules' own verdicts stand: the rule was met, its points are what is withheld.
+    assert technique.cases[0].status is CaseStatus.PASSED
+
+
+def test_a_not_counted_sanitizer_voids_nothing_the_cases_earned():
+    tests = ran_tests(3, 4)
+    sanitizer = sanitized(message="memcheck: clean (1 case failed under it)")
+    r = scoring.grade(EX, [built(), tests, sanitizer])
+    assert sanitizer.status is StageStatus.NOT_COUNTED
+    assert tests.points == 45 and r.score == 45 and r.message == "tests: 3 of 4 cases passed"
+
+
+@pytest.mark.parametrize("passed, message, status", [
+    (3, "memcheck: clean", StageStatus.PASSED),  # its cases passed; the failing one is not its
+    (4, "memcheck: clean (1 cases failed under it)", StageStatus.PASSED),  # tests pass: kept
+])
+def test_a_clean_sanitizer_run_stays_passed_where_it_vouches(passed, message, status):
+    sanitizer = sanitized(message=message)
+    scoring.grade(EX, [built(), ran_tests(passed, 4), sanitizer])
+    assert sanitizer.status is status
+
+
+def test_technique_points_and_a_pass_only_for_a_correct_exercise():
+    technique = rules_met()
+    r = scoring.grade(WITH_RULE, [built(), ran_tests(), sanitized(), technique, benchmarked()])
+    assert technique.status is StageStatus.PASSED and technique.points == 10
+    assert r.status is ExerciseStatus.PASSED and r.score == 110
+    # Correct but for the sanitizer: not correct, so nothing for the rules.
+    technique = rules_met()
+    scoring.grade(WITH_RULE, [built(), ran_tests(), sanitized(StageStatus.FAILED, "memcheck "
+                              "found 1 error"), technique])
+    assert technique.status is StageStatus.NOT_COUNTED and technique.points == 0
+
+
+def test_build_only_keeps_the_rules_verdicts():
+    # --build-only runs nothing, so no points are at stake: the stage says what was met.
+    technique = rules_met()
+    r = scoring.not_run(WITH_RULE, [built(), technique], "compiled (--build-only: not run)")
+    assert technique.status is StageStatus.PASSED and r.score == 0
+
+
+def test_the_sanitizer_stage_words_what_scoring_reads(monkeypatch, tmp_path):
+    """The message sanitizer.py writes for a clean run over failing cases is the one scoring
+    recognises (a contract between the two modules)."""
+    from grader import tools
+    from grader.stages import sanitizer as sanitizer_stage, tests as tests_stage
+    from grader.stages.common import GradeOptions
+    from helpers import ROOT
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": "/bin/true")
+    monkeypatch.setattr(tests_stage, "run", lambda *a, **k: StageResult(
+        "sanitizer-memcheck", StageStatus.FAILED, output="========= ERROR SUMMARY: 0 errors",
+        cases=[CaseResult("S.a", CaseStatus.FAILED), CaseResult("S.b", CaseStatus.FAILED),
+               CaseResult("S.c", CaseStatus.PASSED)]))
+    options = GradeOptions(root=ROOT, submission=tmp_path, build_dir=tmp_path, seed=1)
+    stage = sanitizer_stage.run(options, EX, tmp_path / "vector_add_test")
+    assert stage.status is StageStatus.PASSED  # as the stage sees it: nothing found
+    scoring.grade(EX, [built(), ran_tests(1, 4), stage])
+    assert stage.status is StageStatus.NOT_COUNTED and "2 did not" in stage.message
+
+
+def test_a_misnamed_file_is_named_when_the_exercise_is_not_submitted(tmp_path):
+    (tmp_path / "VectorAdd.cu").write_text("// mine\n")
+    (tmp_path / "notes.md").write_text("x")
+    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    assert r.status is ExerciseStatus.NOT_SUBMITTED
+    assert r.message == (f"not submitted: vector_add.cu not found in {tmp_path} "
+                         "(VectorAdd.cu is there: rename it vector_add.cu)")
+    (tmp_path / "vector-add.cpp").write_text("// mine too\n")
+    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    assert "(VectorAdd.cu, vector-add.cpp are there: rename one vector_add.cu)" in r.message

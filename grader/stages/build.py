@@ -10,6 +10,7 @@ import platform
 import re
 import shutil
 import time
+from pathlib import Path
 from typing import Callable
 
 from grader import proc, sandbox, tools
@@ -83,7 +84,9 @@ def configure_key(options: GradeOptions, settings: list[str]) -> str:
         digest.update(path.read_bytes() if path.is_file() else b"(none)")
     submitted = sorted(str(p.relative_to(options.submission))
                        for p in options.submission.glob("ch*/**/*") if p.is_file())
-    digest.update("\n".join(submitted).encode())
+    # File names are bytes to the system and may not be UTF-8 (a file copied from another
+    # machine): os.fsencode gives back those bytes, where str.encode() would raise.
+    digest.update(b"\n".join(os.fsencode(name) for name in submitted))
     return digest.hexdigest()
 
 
@@ -223,12 +226,13 @@ def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult
     result = proc.run([ninja, "-C", str(options.build_dir), *targets(ex)], BUILD_ONE_TIMEOUT_S,
                       env=compiler_env(options), output_limit=options.output_limit)
     if result.returncode == 0:
-        return linked(ex, build_log + "\n" + result.output, result.duration_s)
+        return linked(ex, build_log + "\n" + result.output, result.duration_s, options)
     stage = StageResult("build", StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED,
                         duration_s=round(result.duration_s, 2))
     stage.message = ("the build timed out" if result.timed_out else
                      "compilation failed; the compiler said:")
     stage.output, commands = compiler_errors(filter_outside(options, ex, result.output))
+    stage.output = openable_paths(stage.output, options.build_dir, options.root)
     if commands:
         stage.details["commands"] = commands
     return stage
@@ -243,29 +247,115 @@ def filter_outside(options: GradeOptions, ex: Exercise, output: str) -> str:
     return sources.filter_compiler_output(output, roots, base=options.build_dir)
 
 
-def linked(ex: Exercise, log: str, duration_s: float = 0.0) -> StageResult:
+WARNINGS_SHOWN = 20  # of an exercise's warnings; the message counts them all
+
+
+def linked(ex: Exercise, log: str, duration_s: float = 0.0,
+           options: GradeOptions | None = None) -> StageResult:
     """The build stage of an exercise whose programs built, with the warnings in its own
-    files that `log` (the compilers' output) holds."""
+    files that `log` (the compilers' output) holds: the first WARNINGS_SHOWN, and how many
+    there are in all. Paths in them open from the course's root (openable_paths): the build
+    folder is `options`', or the one ninja said it entered."""
     stage = StageResult("build", StageStatus.PASSED, duration_s=round(duration_s, 2))
-    warnings = student_warnings(ex, log)
+    build_dir = options.build_dir if options else _entered(log)
+    warnings = student_warnings(ex, log, limit=None)
+    earlier = False
+    if build_dir is not None:
+        warnings, earlier = _remembered_warnings(ex, log, warnings, build_dir)
     if warnings:
-        stage.details["warnings"] = warnings
+        shown = warnings[:WARNINGS_SHOWN]
+        if build_dir is not None:
+            shown = [openable_paths(w, build_dir, options.root if options else COURSE_ROOT)
+                     for w in shown]
+        stage.details["warnings"] = shown
         stage.message = (f"compiled, with {len(warnings)} compiler warning"
                          f"{'s' if len(warnings) != 1 else ''} in your code")
+        if earlier:
+            stage.message += " (from its last compile: unchanged since)"
+        if len(warnings) > len(shown):
+            stage.details["warnings_hidden"] = len(warnings) - len(shown)
+            stage.message += (f"; {len(shown)} shown here, {len(warnings) - len(shown)} "
+                              "more not shown")
     return stage
 
 
-def student_warnings(ex: Exercise, log: str, limit: int = 20) -> list[str]:
+# The warnings of each exercise's last compile, kept in its build folder: ninja compiles only
+# what changed, so a grade after one that printed warnings would otherwise show none.
+WARNINGS_FOLDER = "grader-warnings"
+
+
+def _remembered_warnings(ex: Exercise, log: str, found: list[str],
+                         build_dir: Path) -> tuple[list[str], bool]:
+    """This build's warnings where it compiled the student's files (and keeps them for the next
+    grade), else those of the compile before: (warnings, whether they are the earlier ones)."""
+    record = Path(build_dir) / WARNINGS_FOLDER / f"{ex.name}.json"
+    # Meson names an object after its source's path, "/" made "_": ..._vector_add.cu.o.
+    objects = tuple(f"{ex.chapter}_{name}.o" for name in ex.files)
+    compiled = any(line.startswith("[") and "Compiling" in line
+                   and line.rstrip().endswith(objects) for line in log.splitlines())
+    if compiled or found:
+        try:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(json.dumps(found), encoding="utf-8")
+        except OSError:
+            pass  # only a later grade's reminder is lost
+        return found, False
+    try:
+        kept = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return found, False
+    if not isinstance(kept, list) or not all(isinstance(w, str) for w in kept):
+        return found, False
+    return kept, bool(kept)
+
+
+def student_warnings(ex: Exercise, log: str, limit: int | None = WARNINGS_SHOWN) -> list[str]:
     """The compilers' warning lines about the student's own files (nvcc's "file(12): warning
-    #177-D: ..." and the host compiler's "file:12:5: warning: ..."), each once."""
+    #177-D: ..." and the host compiler's "file:12:5: warning: ..."), each once; the first
+    `limit` of them (None: all)."""
     mine = tuple(f"{ex.chapter}/{name}" for name in ex.files)
     found: list[str] = []
+    seen: set[str] = set()
     for line in log.splitlines():
         where = line.split(": warning", 1)[0] if ": warning" in line else ""
         where = where.split("(", 1)[0].split(":", 1)[0]
-        if where.endswith(mine) and line not in found:
+        if where.endswith(mine) and line not in seen:
+            seen.add(line)
             found.append(line)
-    return found[:limit]
+    return found if limit is None else found[:limit]
+
+
+# The course's root, for a build stage made from ninja's output alone (linked without options).
+COURSE_ROOT = Path(__file__).resolve().parent.parent.parent
+# ninja -C DIR says first "ninja: Entering directory `DIR'".
+_ENTERING = re.compile(r"^ninja: Entering directory [`'\"](.*)['\"]$", re.MULTILINE)
+# A path relative to the build folder, as Meson hands sources to the compilers
+# ("../../workspace/ch01_programming_model/vector_add.cu(12): error"): one or more "../" not
+# preceded by a path or option character (so "-I../../support" in a command stays as it is).
+_RELATIVE = re.compile(r"(?<![\w./-])((?:\.\./)+[^\s:(),'\"`]+)")
+
+
+def _entered(log: str) -> Path | None:
+    found = _ENTERING.search(log)
+    return Path(found.group(1)) if found else None
+
+
+def openable_paths(text: str, build_dir: Path, root: Path) -> str:
+    """The compilers' messages with each path relative to the build folder (where ninja runs
+    them) rewritten to open from the course's root, where `python3 -m grader` and
+    scripts/grade.sh run: ../../workspace/ch01_programming_model/vector_add.cu becomes
+    workspace/ch01_programming_model/vector_add.cu. Meson names a file outside the course (a
+    submission elsewhere) by its absolute path already, so only paths into the course are
+    relative; any other is left as it is."""
+    base, top = os.path.abspath(build_dir), os.path.abspath(root)
+
+    def openable(found: re.Match) -> str:
+        full = os.path.normpath(os.path.join(base, found.group(1)))
+        if os.path.commonpath([full, top]) != top:
+            return found.group(1)
+        return os.path.relpath(full, top)
+
+    return _RELATIVE.sub(openable, text)
 
 
 def compiler_errors(output: str) -> tuple[str, list[str]]:
