@@ -52,7 +52,8 @@ def test_configure_runs_once_for_the_same_course_and_submission(setup):
 
 
 @pytest.mark.parametrize("change", ["file added", "file removed", "manifest", "meson.build",
-                                    "new exercise", "hidden tests", "gpu arch", "machine"])
+                                    "new exercise", "course source added", "hidden tests",
+                                    "gpu arch", "machine"])
 def test_configure_runs_again_when_what_it_reads_changed(setup, change, monkeypatch):
     options, log, root = setup
     assert configures(options, log) == 1
@@ -67,6 +68,8 @@ def test_configure_runs_again_when_what_it_reads_changed(setup, change, monkeypa
     elif change == "new exercise":
         (root / "chapters" / "ch01_a" / "two").mkdir()
         (root / "chapters" / "ch01_a" / "two" / "two.toml").write_text("[exercise]\n")
+    elif change == "course source added":  # a course update's new file in a shared folder
+        (root / "chapters" / "ch01_a" / "one" / "one_rungs.cu").write_text("// course\n")
     elif change == "hidden tests":
         options.hidden = True
     elif change == "gpu arch":

@@ -31,7 +31,10 @@ def test_static_verdicts(directory: Path, tmp_path):
     for name in expect["exercises"]:
         args += ["-e", name]
     result = run_cli(*args, timeout=BUILD_TIMEOUT_S)
-    assert result.returncode == 0, f"{result.stderr[-3000:]}\n{result.stdout[-3000:]}"
+    # --build-only exits 1 when an exercise does not compile or is rejected, 0 otherwise.
+    rejects = any(fixture_expect.rejected_only(spec) for spec in expect["exercises"].values())
+    assert result.returncode == (1 if rejects else 0), \
+        f"{result.stderr[-3000:]}\n{result.stdout[-3000:]}"
     graded = {e["name"]: e for e in json.loads(report_path.read_text())["exercises"]}
     problems = []
     for name, spec in expect["exercises"].items():

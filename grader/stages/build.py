@@ -82,6 +82,11 @@ def configure_key(options: GradeOptions, settings: list[str]) -> str:
     for path in course:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes() if path.is_file() else b"(none)")
+    # Which course sources there are: the build plan globs them (a course update that adds a
+    # shared folder's source must reach the build, or its library lacks the new functions).
+    sources = sorted(os.fsencode(p.relative_to(root)) for p in (root / "chapters").rglob("*")
+                     if p.is_file() and p.suffix in (".cu", ".cpp", ".h", ".cuh"))
+    digest.update(b"\n".join(sources))
     submitted = sorted(str(p.relative_to(options.submission))
                        for p in options.submission.glob("ch*/**/*") if p.is_file())
     # File names are bytes to the system and may not be UTF-8 (a file copied from another
