@@ -31,11 +31,12 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import fixture_files  # noqa: E402
 from grader.model import Report  # noqa: E402
 
-FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
+FIXTURES = fixture_files.FIXTURES
 STUDENTS = {  # student id -> folder copied into the class
     "alice_solutions": ROOT / "solutions",
     "bob_skeletons": ROOT / "skeletons",
@@ -54,6 +55,8 @@ def make_class(where: Path) -> None:
         if student == "erin_one_file":
             (where / student / ONE_FILE).parent.mkdir(parents=True)
             shutil.copy(source / ONE_FILE, where / student / ONE_FILE)
+        elif source.parent == FIXTURES:  # its patches applied, without its expect.toml
+            fixture_files.materialise(source, where / student)
         else:
             shutil.copytree(source, where / student,
                             ignore=shutil.ignore_patterns("expect.toml", ".generated"))

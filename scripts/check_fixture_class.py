@@ -4,7 +4,8 @@
 against its expect.toml, as tests/test_fixtures_gpu.py does one fixture at a time. The same
 class may hold solutions/ (every exercise must earn full marks) and skeletons/ (every exercise
 compiles and earns no correctness point). Much faster than one cold grade per fixture: the
-students' builds and checks overlap, and their benchmarks still take the GPU alone.
+students' builds and checks overlap, and their benchmarks still take the GPU alone. A fixture
+with patches is graded as its materialised copy (tests/fixture_files.py).
 
     check_fixture_class.py OUT [--fixtures a,b | all] [--solutions] [--skeletons] [--jobs N]
                            [--seed S] [--rounds R]
@@ -28,22 +29,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import fixture_expect  # noqa: E402
+import fixture_files  # noqa: E402
 
 
-def roster(args) -> list[tuple[str, Path]]:
+def roster(args) -> list[tuple[str, Path, Path | None]]:
+    """(student, the folder graded, the fixture whose expect.toml it meets) of each student."""
     if args.fixtures == "all":
         os.environ.pop("COURSE_FIXTURES", None)
     else:
         os.environ["COURSE_FIXTURES"] = args.fixtures
-    students = [(d.name, d) for d in fixture_expect.fixture_dirs()]
+    students = [(d.name, fixture_files.submission(d), d) for d in fixture_expect.fixture_dirs()]
     if args.solutions:
-        students.append(("solutions", ROOT / "solutions"))
+        students.append(("solutions", ROOT / "solutions", None))
     if args.skeletons:
-        students.append(("skeletons", ROOT / "skeletons"))
+        students.append(("skeletons", ROOT / "skeletons", None))
     return students
 
 
-def check(student: str, path: Path, report: dict) -> list[str]:
+def check(student: str, fixture: Path | None, report: dict) -> list[str]:
     graded = {e["name"]: e for e in report["exercises"]}
     if student == "solutions":
         return [f"{n}: {e['status']} {e['score']}/{e['max_score']}" for n, e in graded.items()
@@ -53,7 +56,7 @@ def check(student: str, path: Path, report: dict) -> list[str]:
                 "and earn nothing)" for n, e in graded.items()
                 if e["status"] in ("compile_error", "rejected") or e["score"]]
     problems = []
-    for name, spec in fixture_expect.load(path)["exercises"].items():
+    for name, spec in fixture_expect.load(fixture)["exercises"].items():
         if name not in graded:
             problems.append(f"{name}: not in the report")
         else:
@@ -77,7 +80,7 @@ def main() -> int:
     with roster_file.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["id", "path"])
-        writer.writerows([s, str(p)] for s, p in students)
+        writer.writerows([s, str(p)] for s, p, _ in students)
     failed = 0
     for k in range(1, args.rounds + 1):
         out = args.out / f"round-{k}"
@@ -88,7 +91,7 @@ def main() -> int:
         if not (out / "reports").is_dir():
             print(f"round {k}: batch wrote no report (exit {batch.returncode}): "
                   + " | ".join((batch.stdout + batch.stderr).strip().splitlines()[-3:]))
-        for student, path in students:
+        for student, _, fixture in students:
             report_path = out / "reports" / f"{student}.json"
             if not report_path.is_file():
                 failed += 1
@@ -97,7 +100,7 @@ def main() -> int:
                       f"{why.read_text()[:300] if why.is_file() else ''}")
                 continue
             report = json.loads(report_path.read_text())
-            problems = check(student, path, report)
+            problems = check(student, fixture, report)
             sandbox = report.get("sandbox", {}).get("status")
             if sandbox != "on":
                 problems.append(f"sandbox {sandbox}")

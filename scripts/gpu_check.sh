@@ -36,6 +36,8 @@
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
 #               fixture under tests/fixtures/submissions graded and checked against its
 #               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
+#               (class and pytest grade a fixture that holds patches as its copy with the
+#               patches applied to solutions/, in build/fixtures/<name>: tests/fixture_files.py)
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,

@@ -1,5 +1,6 @@
 """Grade every fixture under tests/fixtures/submissions/<name>/ that has an expect.toml with
-the real grader (build, tests, sanitizer, benchmark) and check the report against it.
+the real grader (build, tests, sanitizer, benchmark) and check the report against it. A fixture
+with patches is graded as its materialised copy (tests/fixture_files.py).
 
 Needs an NVIDIA GPU; skipped without one. COURSE_FIXTURE_REPORTS=<dir> keeps each report
 there as fixture-<name>.json; COURSE_FIXTURES narrows the fixtures (see fixture_expect.py).
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import fixture_expect
+import fixture_files
 from grader import tools
 from helpers import PYTHON, ROOT, needs_solutions
 
@@ -36,8 +38,8 @@ def test_fixture(directory: Path, tmp_path):
     expect = fixture_expect.load(directory)
     names = list(expect["exercises"])
     report_path = tmp_path / "report.json"
-    command = [PYTHON, "-m", "grader", "grade", str(directory), "--json", str(report_path),
-               "-q"]
+    command = [PYTHON, "-m", "grader", "grade", str(fixture_files.submission(directory)),
+               "--json", str(report_path), "-q"]
     for name in names:
         command += ["-e", name]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,

@@ -1,7 +1,8 @@
 """The integrity and technique stages on real compiled code, without a GPU: every fixture whose
 expect.toml names technique verdicts or expects a rejection is built with nvcc (--build-only,
 its exercises only); a rejection is checked in full (status, points, messages), the other
-exercises' technique verdicts and messages (fixture_expect.technique_mismatches).
+exercises' technique verdicts and messages (fixture_expect.technique_mismatches). A fixture with
+patches is built as its materialised copy (tests/fixture_files.py).
 
 Not skipped when cuobjdump is missing: scripts/setup.sh installs it, and a CI that cannot find
 it must fail rather than pass by checking nothing.
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import fixture_expect
+import fixture_files
 from grader import tools
 from helpers import run_cli
 
@@ -27,7 +29,8 @@ def test_static_verdicts(directory: Path, tmp_path):
         "cuobjdump or nvdisasm not found: run scripts/setup.sh (it installs NVIDIA's wheels)"
     expect = fixture_expect.load(directory)
     report_path = tmp_path / "report.json"
-    args = ["grade", directory, "--build-only", "-q", "--json", report_path]
+    args = ["grade", fixture_files.submission(directory), "--build-only", "-q", "--json",
+            report_path]
     for name in expect["exercises"]:
         args += ["-e", name]
     result = run_cli(*args, timeout=BUILD_TIMEOUT_S)
