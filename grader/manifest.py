@@ -18,25 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import hidden
+from grader.binary import FORBIDDABLE_LIBRARIES
 from grader.errors import GraderError, ManifestError
 
 CHAPTER_PATTERN = re.compile(r"^ch\d{2}_[a-z0-9_]+$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 LIBRARIES = ("cublas", "cudadevrt")
-# Technique rules (grader/stages/technique.py checks them on the student's compiled object).
-TECHNIQUE_RULES = ("uses_constant_memory", "uses_shared_memory", "uses_shuffle",
-                   "uses_warp_vote", "uses_readonly_path", "uses_texture", "uses_vector_loads",
-                   "no_local_memory", "max_registers", "uses_device_launch", "uses_memory_fence",
-                   "uses_system_atomics",
-                   "no_library_calls", "calls_api", "avoids_api")
-# Rules about which host API the student's code calls; their value lists function names, each
-# a C identifier or alternatives joined by "|" (calls_api: one of them is enough).
-API_RULES = ("calls_api", "avoids_api")
+# A function a calls_api or avoids_api rule names: a C identifier, or alternatives joined by
+# "|" (calls_api: one of them is enough).
 API_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\|[A-Za-z_][A-Za-z0-9_]*)*$")
-# Libraries no_library_calls can name: C++ namespaces (cub, thrust) and C prefixes (the rest).
-CALLABLE_LIBRARIES = ("cub", "thrust", "cublas", "cudnn", "cufft", "curand", "cusparse",
-                      "cusolver")
 VOIDABLE = ("performance", "all")
 # What a [proof] names as evidence that the student's code does what the exercise teaches.
 PROOF_KINDS = ("rule", "test", "bench")
@@ -303,7 +294,16 @@ def _course_calls(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
     return names
 
 
+def _technique_rules() -> dict:
+    """The rules a [[technique]] entry may name, declared once with their checks in
+    grader/stages/technique.py (imported here rather than at the top: the stage imports this
+    module)."""
+    from grader.stages.technique import RULES
+    return RULES
+
+
 def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Technique, ...]:
+    rules = _technique_rules()
     if not isinstance(raw, list):
         raise ManifestError(path, "technique", "must be an array of tables ([[technique]])")
     out: list[Technique] = []
@@ -313,11 +313,11 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
                    {"name", "rule", "kernel", "value", "points", "voids", "message", "hint"})
         name = t.text("name", required=True)
         rule = t.text("rule", required=True)
-        if rule not in TECHNIQUE_RULES:
+        if rule not in rules:
             raise ManifestError(path, f"{where}.rule",
-                                f"unknown rule {rule!r} (rules: {', '.join(TECHNIQUE_RULES)})")
+                                f"unknown rule {rule!r} (rules: {', '.join(rules)})")
         kernel = t.text("kernel")
-        if (rule == "no_library_calls" or rule in API_RULES) and kernel:
+        if not rules[rule].about_kernels and kernel:
             raise ManifestError(path, f"{where}.kernel",
                                 f"{rule} looks at the whole object; no kernel")
         try:
@@ -325,17 +325,17 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
         except re.error as error:
             raise ManifestError(path, f"{where}.kernel", f"not a valid regex ({error})") from None
         value: int | tuple[str, ...] | None = None
-        if rule == "max_registers":
+        if rules[rule].value == "registers":
             number = t.number("value", required=True, positive=True)
             if number != int(number) or number > 255:
                 raise ManifestError(path, f"{where}.value",
                                     "must be a whole number of registers, at most 255")
             value = int(number)
-        elif rule == "no_library_calls":
-            value = t.strings("value", required=True, allowed=CALLABLE_LIBRARIES)
+        elif rules[rule].value == "libraries":
+            value = t.strings("value", required=True, allowed=FORBIDDABLE_LIBRARIES)
             if not value:
                 raise ManifestError(path, f"{where}.value", "must name at least one library")
-        elif rule in API_RULES:
+        elif rules[rule].value == "api":
             value = t.strings("value", required=True)
             if not value:
                 raise ManifestError(path, f"{where}.value", "must name at least one function")
@@ -345,9 +345,10 @@ def _techniques(path: Path, raw: object, has_performance: bool) -> tuple[Techniq
                                         f"{item!r} is not a function name (alternatives "
                                         "are joined by '|')")
         elif "value" in t.data:
+            valued = [name for name, declared in rules.items() if declared.value]
             raise ManifestError(path, f"{where}.value",
-                                f"{rule} takes no value (only max_registers, "
-                                "no_library_calls, calls_api and avoids_api do)")
+                                f"{rule} takes no value (only {', '.join(valued[:-1])} "
+                                f"and {valued[-1]} do)")
         voids = t.text("voids")
         if voids and voids not in VOIDABLE:
             raise ManifestError(path, f"{where}.voids",

@@ -106,9 +106,9 @@ def make_student(root: Path, sid: str) -> Path:
 
 def sass_inspection(sass: str):
     """What the technique stage reads from cuobjdump -sass text, every function a kernel."""
-    from grader.stages import technique
-    found = technique.Inspection()
-    technique.parse_sass(sass, found)
+    from grader import binary
+    found = binary.Inspection()
+    binary.parse_sass(sass, found)
     for function in found.functions.values():
         function.kernel = True
     return found

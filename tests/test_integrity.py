@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from grader import scoring
+from grader import binary, scoring
 from grader.model import ExerciseStatus, StageResult, StageStatus
 from grader.stages import integrity
 from helpers import vector_add
@@ -110,16 +110,16 @@ NVTX_AND_OWN = """\
 
 
 def test_calls_from_nvtx_and_library_namespaces_are_the_libraries_business():
-    assert integrity.callers("dlopen", NVTX_AND_OWN) == {"nvtxDomainCreateA_impl_init_v3"}
-    assert integrity.only_from_libraries("dlopen", NVTX_AND_OWN)
+    assert binary.callers("dlopen", NVTX_AND_OWN) == {"nvtxDomainCreateA_impl_init_v3"}
+    assert binary.only_from_libraries("dlopen", NVTX_AND_OWN)
     # dlsym is also called from the student's own function: not only the libraries'.
-    assert integrity.callers("dlsym", NVTX_AND_OWN) == {"_ZN3cub6detail4loadEv",
+    assert binary.callers("dlsym", NVTX_AND_OWN) == {"_ZN3cub6detail4loadEv",
                                                        "_Z10vector_addPKfS0_Pfi"}
-    assert not integrity.only_from_libraries("dlsym", NVTX_AND_OWN)
+    assert not binary.only_from_libraries("dlsym", NVTX_AND_OWN)
     # A student function named like NVTX's, but not its pattern, is the student's.
     own = NVTX_AND_OWN.replace("nvtxDomainCreateA_impl_init_v3", "nvtxMine")
-    assert not integrity.only_from_libraries("dlopen", own)
-    assert not integrity.only_from_libraries("fopen", NVTX_AND_OWN)  # nobody calls it
+    assert not binary.only_from_libraries("dlopen", own)
+    assert not binary.only_from_libraries("fopen", NVTX_AND_OWN)  # nobody calls it
 
 
 def test_a_rejection_names_every_call_and_scores_nothing():

@@ -423,26 +423,6 @@ def test_incomplete_folders_survives_a_broken_manifest(tmp_path):
     assert manifest.incomplete_folders(tmp_path) == []
 
 
-def test_meson_plan_lists_each_shared_folder_once(tmp_path, capsys):
-    from grader import meson_plan
-    shared_folder(tmp_path, "ch02_memory", "ladder",
-                  ("h", "baseline.cu", "test.cpp", "bench.cpp", "ceilings.cpp"))
-    write(tmp_path, "ch02_memory", "rung_a", with_shared("ladder"))  # libraries = ["cublas"]
-    write(tmp_path, "ch02_memory", "rung_b",
-          with_shared("ladder").replace('libraries = ["cublas"]', 'libraries = ["cudadevrt"]'))
-    assert meson_plan.main(str(tmp_path)) == 0
-    records = [line.split("|") for line in capsys.readouterr().out.splitlines()]
-    folder = "chapters/ch02_memory/ladder"
-    # Its libraries are every user's: it is compiled once for all of them. The ceilings
-    # program's source is not in the library: it has a main of its own.
-    assert records[0] == ["shared", "ch02_memory/ladder", folder, "ladder_baseline.cu",
-                          "cublas,cudadevrt", "ladder_ceilings.cpp"]
-    assert [r[1] for r in records[1:]] == ["rung_a", "rung_b"]
-    for r in records[1:]:
-        assert r[0] == "exercise" and r[9] == "ch02_memory/ladder"
-        assert r[10] == f"{folder}/ladder_test.cpp" and r[11] == f"{folder}/ladder_bench.cpp"
-
-
 # ------------------------------------------------------------------------------ proof
 
 PROOF_TECHNIQUE = """

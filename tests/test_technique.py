@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from grader import model, render, scoring, tools
+from grader import binary, model, render, scoring, tools
 from grader.errors import ManifestError
 from grader.manifest import Technique, load_manifest
 from grader.model import CaseStatus, ExerciseStatus, StageResult, StageStatus
@@ -24,13 +24,13 @@ DATA = TESTS / "data" / "technique"
 
 
 @pytest.fixture(scope="module")
-def found() -> technique.Inspection:
-    f = technique.Inspection()
-    technique.parse_symbols((DATA / "symbols.txt").read_text(), f)
-    technique.parse_sass((DATA / "sass.txt").read_text(), f)
-    technique.parse_res_usage((DATA / "res_usage.txt").read_text(), f)
-    technique.parse_relocations((DATA / "elf.txt").read_text(), f)
-    technique.parse_nm((DATA / "nm.txt").read_text(), f)
+def found() -> binary.Inspection:
+    f = binary.Inspection()
+    binary.parse_symbols((DATA / "symbols.txt").read_text(), f)
+    binary.parse_sass((DATA / "sass.txt").read_text(), f)
+    binary.parse_res_usage((DATA / "res_usage.txt").read_text(), f)
+    binary.parse_relocations((DATA / "elf.txt").read_text(), f)
+    binary.parse_nm((DATA / "nm.txt").read_text(), f)
     names = sorted(set(f.functions) | {n for n, _ in f.host})
     demangled = subprocess.run(["c++filt"], input="\n".join(names) + "\n", text=True,
                                capture_output=True).stdout.splitlines() \
@@ -50,7 +50,7 @@ def test_parsers_read_kernels_instructions_and_resources(found):
     kernels = {n for n, f in found.functions.items() if f.kernel}
     assert {"_Z11shfl_kernelPKfPf", "_Z11smem_kernelPKfPf", "_Z6parentPf", "_Z5childPf",
             "_Z12local_kernelPKfPfi"} <= kernels
-    assert sum(technique.in_namespace(k, "cub") for k in kernels) == 4
+    assert sum(binary.in_namespace(k, "cub") for k in kernels) == 4
     shfl = found.functions["_Z11shfl_kernelPKfPf"]
     assert shfl.ops["SHFL"] == 5 and shfl.bank3 == 1 and shfl.registers == 11
     assert "coeff" in shfl.calls  # the __constant__ variable's relocation
@@ -62,7 +62,7 @@ def test_parsers_read_kernels_instructions_and_resources(found):
     assert {"__cudaCDP2LaunchDeviceV2", "__cudaCDP2GetParameterBufferV2", "_Z5childPf"} <= \
         found.functions["_Z6parentPf"].calls
     assert ("_Z11shfl_kernelPKfPf", "T") in found.host
-    assert any(technique.in_namespace(n, "cub") and kind != "U" for n, kind in found.host)
+    assert any(binary.in_namespace(n, "cub") and kind != "U" for n, kind in found.host)
 
 
 @pytest.mark.parametrize("name, namespace, inside", [
@@ -75,7 +75,7 @@ def test_parsers_read_kernels_instructions_and_resources(found):
     ("_ZN3cubx1fEv", "cub", False),
     ("cublasSgemm_v2", "cub", False)])
 def test_in_namespace(name, namespace, inside):
-    assert technique.in_namespace(name, namespace) is inside
+    assert binary.in_namespace(name, namespace) is inside
 
 
 # --------------------------------------------------------------------------------- rules
@@ -97,7 +97,7 @@ def test_uses_shuffle(found):
 def test_uses_rules_do_not_count_library_kernels(found):
     # CUB's kernels shuffle; with no kernel regex only the student's own kernels count.
     kernels = technique.selected_kernels(rule("uses_shuffle"), found)
-    assert kernels and not any(technique.in_namespace(k.name, "cub") for k in kernels)
+    assert kernels and not any(binary.in_namespace(k.name, "cub") for k in kernels)
     assert technique.selected_kernels(rule("uses_shuffle", kernel="DeviceReduceKernel"), found)
 
 
@@ -114,10 +114,10 @@ def test_uses_constant_memory(found):
 
 
 @pytest.fixture(scope="module")
-def found_readonly() -> technique.Inspection:
-    f = technique.Inspection()
-    technique.parse_symbols((DATA / "readonly_symbols.txt").read_text(), f)
-    technique.parse_sass((DATA / "readonly_sass.txt").read_text(), f)
+def found_readonly() -> binary.Inspection:
+    f = binary.Inspection()
+    binary.parse_symbols((DATA / "readonly_symbols.txt").read_text(), f)
+    binary.parse_sass((DATA / "readonly_sass.txt").read_text(), f)
     return f
 
 
@@ -150,8 +150,8 @@ VECTOR_SASS = """
 
 
 def test_uses_vector_loads():
-    f = technique.Inspection()
-    technique.parse_sass(VECTOR_SASS, f)
+    f = binary.Inspection()
+    binary.parse_sass(VECTOR_SASS, f)
     for name in f.functions:
         f.functions[name].kernel = True
     assert verdict(f, rule("uses_vector_loads", kernel="vec_plain"))[0]
@@ -162,12 +162,12 @@ def test_uses_vector_loads():
 
 
 @pytest.fixture(scope="module")
-def found_votes() -> technique.Inspection:
+def found_votes() -> binary.Inspection:
     """v.cu of data/technique/README.md: ballot, any/all, __activemask(), atomics nvcc groups
     per warp, a shared-memory count, a copy."""
-    f = technique.Inspection()
-    technique.parse_symbols((DATA / "vote_symbols.txt").read_text(), f)
-    technique.parse_sass((DATA / "vote_sass.txt").read_text(), f)
+    f = binary.Inspection()
+    binary.parse_symbols((DATA / "vote_symbols.txt").read_text(), f)
+    binary.parse_sass((DATA / "vote_sass.txt").read_text(), f)
     return f
 
 
@@ -179,8 +179,8 @@ def test_parse_sass_counts_votes_on_a_predicate_only(found_votes):
     assert found_votes.functions["_Z17activemask_kernelPj"].ops["VOTE"] == 1
     assert found_votes.functions["_Z14grouped_kernelPKiiPiS1_"].ops["VOTEU"] == 1
     # A ballot on the uniform datapath (from the reference solution of warp_vote) counts too.
-    uniform = technique.Inspection()
-    technique.parse_sass("\t\tFunction : k\n        /*0600*/                   "
+    uniform = binary.Inspection()
+    binary.parse_sass("\t\tFunction : k\n        /*0600*/                   "
                          "VOTEU.ANY UR10, UPT, P2 ;\n", uniform)
     assert uniform.functions["k"].votes == 1
 
@@ -247,8 +247,8 @@ def test_no_library_calls(found):
 
 
 def test_no_library_calls_reads_undefined_host_symbols():
-    f = technique.Inspection()
-    technique.parse_nm("libx.a[x.o]:\ncublasSgemm_v2 U\n_Z4gemmPKfS0_Pfi T 0 40\n"
+    f = binary.Inspection()
+    binary.parse_nm("libx.a[x.o]:\ncublasSgemm_v2 U\n_Z4gemmPKfS0_Pfi T 0 40\n"
                        "cublasCreate_v2 U\n", f)
     ok, text = verdict(f, rule("no_library_calls", value=("cublas",)))
     assert not ok and text == ("expected no call into cublas from your code; found call to "
@@ -262,9 +262,9 @@ def test_kernel_regex_matching_nothing_names_the_kernels(found):
     # A limit on kernels that are not there proves nothing: a submission with no kernel of
     # its own (it calls the course's, say) must not earn no_local_memory's points.
     assert not verdict(found, rule("no_local_memory", kernel="reduce_v8"))[0]
-    ok, text = verdict(technique.Inspection(), rule("no_local_memory"))
+    ok, text = verdict(binary.Inspection(), rule("no_local_memory"))
     assert not ok and text.endswith("found no __global__ function in your code")
-    assert not verdict(technique.Inspection(), rule("max_registers", value=64))[0]
+    assert not verdict(binary.Inspection(), rule("max_registers", value=64))[0]
 
 
 # What the toolkit's cuobjdump 13.0.85 printed on the H100 machine for -symbols (the wheel's
@@ -280,8 +280,8 @@ STT_FUNC         STB_GLOBAL STV_DEFAULT    _Z6helperv
 
 
 def test_parse_symbols_reads_the_toolkits_format_too():
-    f = technique.Inspection()
-    technique.parse_symbols(TOOLKIT_SYMBOLS, f)
+    f = binary.Inspection()
+    binary.parse_symbols(TOOLKIT_SYMBOLS, f)
     assert {n for n, fn in f.functions.items() if fn.kernel} == {
         "_Z23stencil_constant_kernelPKfPfi",
         "_ZN61_GLOBAL__N__fa01e012_28_stencil_kernelEPKfPfiS1_"}
@@ -290,10 +290,10 @@ def test_parse_symbols_reads_the_toolkits_format_too():
 def test_device_code_without_a_readable_kernel_is_a_tool_error(monkeypatch, tmp_path):
     outputs = {"-symbols": "symbols:\nSTT_FUNC  STB_GLOBAL  STO_SOMETHING_NEW  _Z1kv\n",
                "-sass": (DATA / "readonly_sass.txt").read_text(), "-res-usage": "", "-elf": ""}
-    monkeypatch.setattr(technique, "_tool", lambda args: outputs[args[1]])
-    with pytest.raises(technique.ToolError, match="named no kernel"):
-        technique.inspect(tmp_path / "lib.a", "cuobjdump", None, None)
-    assert not verdict(technique.Inspection(), rule("uses_shuffle"))[0]
+    monkeypatch.setattr(binary, "_tool", lambda args: outputs[args[1]])
+    with pytest.raises(binary.ToolError, match="named no kernel"):
+        binary.inspect(tmp_path / "lib.a", "cuobjdump", None, None)
+    assert not verdict(binary.Inspection(), rule("uses_shuffle"))[0]
 
 
 def test_classify_makes_cases_and_rules(found):
@@ -387,9 +387,9 @@ points = 5
 """
 
 
-def api_found(nm_text: str) -> technique.Inspection:
-    f = technique.Inspection()
-    technique.parse_nm(nm_text, f)
+def api_found(nm_text: str) -> binary.Inspection:
+    f = binary.Inspection()
+    binary.parse_nm(nm_text, f)
     return f
 
 
@@ -490,6 +490,21 @@ def test_manifest_voids_needs_performance(tmp_path):
     text = VALID.split("[[performance]]")[0] + TECHNIQUE
     with pytest.raises(ManifestError, match="no \\[\\[performance\\]\\] points to void"):
         load_manifest(write(tmp_path, "ch02_x", "tiled", text))
+
+
+def test_the_manifest_takes_its_rules_from_the_registry(tmp_path):
+    """Rules are declared once, in technique.RULES; the manifest's errors name them from it."""
+    for change, fragment in (
+            (('rule = "uses_shuffle"', 'rule = "uses_magic"'),
+             f"(rules: {', '.join(technique.RULES)})"),
+            (('points = 10\nmessage', 'points = 10\nvalue = 3\nmessage'),
+             "uses_shuffle takes no value (only max_registers, no_library_calls, calls_api "
+             "and avoids_api do)")):
+        with pytest.raises(ManifestError) as error:
+            load_manifest(write(tmp_path, "ch02_x", "tiled", (VALID + TECHNIQUE).replace(*change)))
+        assert fragment in str(error.value)
+    assert "uses_magic" not in technique.RULES and "uses_shuffle" in technique.KERNEL_RULES
+    assert technique.API_RULES == ("calls_api", "avoids_api")
 
 
 def test_course_total_is_unchanged():

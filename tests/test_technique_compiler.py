@@ -12,9 +12,8 @@ import subprocess
 
 import pytest
 
-from grader import tools
+from grader import binary, tools
 from grader.manifest import Technique
-from grader.stages import technique
 from helpers import sass_inspection
 from test_technique import verdict
 
@@ -93,7 +92,7 @@ SASS = """
 
 
 @pytest.fixture(scope="module")
-def found() -> technique.Inspection:
+def found() -> binary.Inspection:
     return sass_inspection(SASS)
 
 
@@ -194,10 +193,10 @@ def test_the_toolkit_emits_what_the_rules_discount(tmp_path, flags):
     subprocess.run([nvcc, "-c", "-O3", "-gencode=arch=compute_90,code=[sm_90,compute_90]",
                     *flags, "-o", str(obj), str(tmp_path / "k.cu")],
                    check=True, capture_output=True, timeout=300)
-    f = technique.Inspection()
-    technique.parse_symbols(subprocess.run([cuobjdump, "-symbols", str(obj)], check=True,
+    f = binary.Inspection()
+    binary.parse_symbols(subprocess.run([cuobjdump, "-symbols", str(obj)], check=True,
                                            capture_output=True, text=True).stdout, f)
-    technique.parse_sass(subprocess.run([cuobjdump, "-sass", str(obj)], check=True,
+    binary.parse_sass(subprocess.run([cuobjdump, "-sass", str(obj)], check=True,
                                         capture_output=True, text=True).stdout, f)
     by_kernel = {name.split("P")[0].lstrip("_Z0123456789"): fn
                  for name, fn in f.functions.items() if fn.kernel}

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from grader import manifest, scoring, tools
+from grader import binary, manifest, scoring, tools
 from grader.errors import ManifestError
 from grader.manifest import Technique, load_manifest
 from grader.model import ExerciseStatus, StageResult, StageStatus
@@ -78,7 +78,7 @@ FOUND_ORDER = sass_inspection(FENCE_SASS)
 
 
 @pytest.fixture(scope="module")
-def found() -> technique.Inspection:
+def found() -> binary.Inspection:
     return sass_inspection(FENCE_SASS)
 
 
@@ -101,8 +101,8 @@ def test_parse_sass_counts_fences_by_scope(found, name, fences, block_fences):
 
 
 def test_membar_spelled_before_volta_counts():
-    f = technique.Inspection()
-    technique.parse_sass("\t\tFunction : _Z1kv\n        /*0090*/   MEMBAR.GL ;\n"
+    f = binary.Inspection()
+    binary.parse_sass("\t\tFunction : _Z1kv\n        /*0090*/   MEMBAR.GL ;\n"
                          "        /*00a0*/   MEMBAR.CTA ;\n", f)
     assert (f.functions["_Z1kv"].fences, f.functions["_Z1kv"].block_fences) == (1, 1)
 
@@ -227,20 +227,20 @@ CALL_ABS_ELF = """
 
 def test_a_fence_in_a_called_device_function_counts_in_program_order():
     f = sass_inspection(CALL_REL_SASS)
-    assert technique.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
+    assert binary.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
         [["store", "fence", "atomic", "store"]]
     ok, text = verdict(f, rule())
     assert ok and text.endswith("found 1 device-scope fence in _Z6k_callPxPjS_")
 
 
 def test_a_fence_in_a_separately_compiled_callee_counts_through_its_relocation():
-    f = technique.Inspection()
-    technique.parse_sass(CALL_ABS_SASS, f)
+    f = binary.Inspection()
+    binary.parse_sass(CALL_ABS_SASS, f)
     f.functions["_Z6k_callPxPjS_"].kernel = True
     # Unresolved calls splice nothing: the kernel alone shows only its last store.
     assert not verdict(f, rule())[0]
-    technique.parse_relocations(CALL_ABS_ELF, f)
-    assert technique.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
+    binary.parse_relocations(CALL_ABS_ELF, f)
+    assert binary.program_order(f.functions["_Z6k_callPxPjS_"], f) == \
         [["store", "fence", "atomic", "store"]]
     ok, text = verdict(f, rule())
     assert ok and text.endswith("found 1 device-scope fence in _Z6k_callPxPjS_")
@@ -259,12 +259,12 @@ def test_calls_that_recurse_end():
         /*0060*/                   ATOMG.E.ADD.STRONG.GPU PT, R2, desc[UR4][R2.64], R7 ;
         /*0070*/                   RET.REL.NODEC R4 0x0 ;
 """)
-    assert technique.program_order(f.functions["_Z4loopPx"], f) == [["store", "fence", "atomic"]]
+    assert binary.program_order(f.functions["_Z4loopPx"], f) == [["store", "fence", "atomic"]]
 
 
 def test_library_kernels_do_not_meet_the_rule():
-    f = technique.Inspection()
-    technique.parse_sass("\t\tFunction : _ZN3cub6detail6kernelEv\n"
+    f = binary.Inspection()
+    binary.parse_sass("\t\tFunction : _ZN3cub6detail6kernelEv\n"
                          "        /*0090*/   MEMBAR.SC.GPU ;\n"
                          "\t\tFunction : _Z6kernelPx\n"
                          "        /*0010*/   STG.E [R2.64], R4 ;\n", f)
@@ -274,7 +274,7 @@ def test_library_kernels_do_not_meet_the_rule():
 
 
 def test_no_kernel_fails():
-    ok, text = verdict(technique.Inspection(), rule())
+    ok, text = verdict(binary.Inspection(), rule())
     assert not ok and text.endswith("found no __global__ function in your code")
 
 
@@ -321,8 +321,8 @@ def test_a_correct_kernel_without_a_fence_earns_nothing():
     from test_scoring import built, ran_tests, sanitized
     ex = single_pass_reduce()
     # The fence-less reference: a relaxed ticket and no MEMBAR; its launcher calls no memset.
-    f = technique.Inspection()
-    technique.parse_sass("\t\tFunction : _Z18single_pass_kernelPKiiPxPjS1_\n"
+    f = binary.Inspection()
+    binary.parse_sass("\t\tFunction : _Z18single_pass_kernelPKiiPxPjS1_\n"
                          "        /*0870*/   STG.E.64 desc[UR8][R6.64], R10 ;\n"
                          "        /*08c0*/   ATOMG.E.ADD.STRONG.GPU PT, R8, desc[UR8][R8.64], "
                          "R13 ;\n", f)
@@ -378,10 +378,10 @@ def test_the_toolkit_compiles_fences_as_the_rule_expects(tmp_path, flags):
         return subprocess.run([cuobjdump, option, str(obj)], check=True, capture_output=True,
                               text=True).stdout
 
-    f = technique.Inspection()
-    technique.parse_symbols(dump("-symbols"), f)
-    technique.parse_sass(dump("-sass"), f)
-    technique.parse_relocations(dump("-elf"), f)
+    f = binary.Inspection()
+    binary.parse_symbols(dump("-symbols"), f)
+    binary.parse_sass(dump("-sass"), f)
+    binary.parse_relocations(dump("-elf"), f)
     met = {k: verdict(f, rule(kernel=f"^_Z\\d+{k}P"))[0]
            for k in ("k_threadfence", "k_block", "k_release", "k_none", "k_after", "k_called")}
     assert met == {"k_threadfence": True, "k_block": False, "k_release": True, "k_none": False,

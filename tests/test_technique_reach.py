@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from grader import tools
+from grader import binary, tools
 from grader.manifest import Technique
 from grader.model import StageResult, StageStatus
 from grader.stages import technique
@@ -194,14 +194,14 @@ SASS = """
 """
 
 
-def found_with_host_code(sass: str = SASS) -> technique.Inspection:
-    f = technique.Inspection()
-    technique.parse_sass(sass, f)
+def found_with_host_code(sass: str = SASS) -> binary.Inspection:
+    f = binary.Inspection()
+    binary.parse_sass(sass, f)
     for name in KERNELS.values():
         f.function(name).kernel = True
     f.functions[KERNELS["dead"]].registers = 200
     f.functions[KERNELS["launched"]].registers = 16
-    technique.parse_host_code(OBJDUMP, RECORDS, f)
+    binary.parse_host_code(OBJDUMP, RECORDS, f)
     return f
 
 
@@ -344,9 +344,9 @@ DEVICE_ELF = """
 
 
 def test_kernels_launched_from_the_device_count_with_their_parent():
-    f = technique.Inspection()
-    technique.parse_sass(DEVICE_SASS, f)
-    technique.parse_relocations(DEVICE_ELF, f)
+    f = binary.Inspection()
+    binary.parse_sass(DEVICE_SASS, f)
+    binary.parse_relocations(DEVICE_ELF, f)
     for name in ("_Z6parentPi", "_Z5childPi", "_Z6orphanPi"):
         f.functions[name].kernel = True
     reach = technique.reachability(f, launched={"_Z6parentPi"})
@@ -359,8 +359,8 @@ def test_kernels_launched_from_the_device_count_with_their_parent():
 
 def test_without_host_code_every_kernel_counts():
     # Captured device code alone (the other technique tests): nothing says what runs.
-    f = technique.Inspection()
-    technique.parse_sass(SASS, f)
+    f = binary.Inspection()
+    binary.parse_sass(SASS, f)
     for name in f.functions:
         f.functions[name].kernel = True
     assert technique.reachability(f) == technique.Reach()
@@ -430,7 +430,7 @@ def test_the_toolkit_and_binutils_show_what_the_launchers_launch(tmp_path):
                        check=True, capture_output=True, timeout=300)
     library = tmp_path / "libk_submission.a"
     subprocess.run([tools.find("ar"), "rcs", str(library), *objects], check=True, timeout=60)
-    found = technique.inspect(library, tools.find("cuobjdump"), tools.find("nm"),
+    found = binary.inspect(library, tools.find("cuobjdump"), tools.find("nm"),
                               tools.find("c++filt"), tools.find("objdump"))
     reach = technique.reachability(found)
     launched = {found.pretty(k) for k in reach.kernels}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from grader import binary
 from grader.manifest import Technique
-from grader.stages import technique
 from helpers import sass_inspection
 from test_technique import verdict
 
@@ -27,7 +27,7 @@ SASS = """
 
 
 @pytest.fixture(scope="module")
-def found() -> technique.Inspection:
+def found() -> binary.Inspection:
     return sass_inspection(SASS)
 
 

@@ -1,8 +1,9 @@
 """The integrity stage: what the student's compiled code calls, read before anything runs.
 
 A kernel earns points only for work it did. The student's static library
-(lib<name>_submission.a) is read with nm; a call it makes to any of these rejects the exercise
-before its code runs, and the verdict names each call and why it is forbidden:
+(lib<name>_submission.a) is read with nm and objdump (grader/binary.py); a call it makes to any
+of these rejects the exercise before its code runs, and the verdict names each call and why it
+is forbidden:
 
 * the course's own code: baselines, references, ceilings, the test and benchmark harness (every
   symbol defined in the build's course libraries), except the support functions the course's
@@ -22,14 +23,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import proc, tools
+from grader import binary, tools
 from grader.manifest import Exercise
 from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
-from grader.stages import technique
 from grader.stages.common import GradeOptions
-
-TOOL_TIMEOUT_S = 120
-OUTPUT_LIMIT = 64 * 1024 * 1024
 
 # Course libraries of a build directory (meson.build): the support library, the test main,
 # the benchmark main, each exercise's course code and each shared ladder's.
@@ -69,11 +66,7 @@ FORBIDDEN_CXX = {
     "starts threads": re.compile(r"std::thread::|std::jthread::|std::async"),
 }
 
-# NVTX v3's own functions (nvtxDomainCreateA_impl_init_v3, ...), compiled into any object
-# that includes CUB; what they call is NVTX's business.
-_NVTX_IMPL = re.compile(r"^nvtx\w+_impl(?:_init)?_v3$")
 _SYSCALL = re.compile(r"\s(syscall|sysenter|int\s+\$0x80)\b")
-_FUNCTION = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 
 
 @dataclass(frozen=True)
@@ -95,18 +88,20 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         stage.message = f"{library.name} not found in the build directory; nothing checked"
         return stage
     try:
-        undefined = _symbols(nm, library, "--undefined-only")
+        undefined = binary.symbols(nm, library, defined=False)
         course = set()
         for lib in course_libraries(options.build_dir):
-            course |= _symbols(nm, lib, "--defined-only")
-        names = technique.demangle(sorted(undefined | course), tools.find("c++filt"))
+            course |= binary.symbols(nm, lib, defined=True)
+        names = binary.demangle(sorted(undefined | course), tools.find("c++filt"))
         findings = check(undefined, course, names, ex.course_calls)
         objdump = tools.find("objdump")
         if objdump is not None:
-            disassembly = _tool([objdump, "-dr", "--no-show-raw-insn", str(library)])
-            findings = [f for f in findings if not only_from_libraries(f.symbol, disassembly)]
+            disassembly = binary.disassemble(objdump, library)
+            # What only NVTX or the libraries' headers call is theirs, not the student's.
+            findings = [f for f in findings
+                        if not binary.only_from_libraries(f.symbol, disassembly)]
             findings += direct_system_calls(disassembly)
-    except technique.ToolError as error:
+    except binary.ToolError as error:
         stage.status = StageStatus.ERROR
         stage.message = f"{error}; nothing checked"
         return stage
@@ -157,37 +152,11 @@ def _allowed(pretty: str, allowed: tuple[str, ...]) -> bool:
     return any(bare == name or bare.startswith(name + "::") for name in allowed)
 
 
-def _by_function(disassembly: str):
-    """(function, line) for each line of objdump output, under the function it belongs to."""
-    function = "?"
-    for line in disassembly.splitlines():
-        header = _FUNCTION.match(line)
-        if header:
-            function = header.group(1)
-        else:
-            yield function, line
-
-
-def callers(symbol: str, disassembly: str) -> set[str]:
-    """The functions of `objdump -dr` output whose code refers to `symbol` (a relocation)."""
-    reference = re.compile(rf"\sR_\w+\s+{re.escape(symbol)}(?:[-+]0x[0-9a-f]+)?$")
-    return {function for function, line in _by_function(disassembly)
-            if reference.search(line)}
-
-
-def only_from_libraries(symbol: str, disassembly: str) -> bool:
-    """True when every call to `symbol` comes from a library header's code, not the
-    student's: NVTX, which CUB's headers include, loads its tool with dlopen and dlsym."""
-    functions = callers(symbol, disassembly)
-    return bool(functions) and all(_NVTX_IMPL.match(f) or any(
-        technique.in_namespace(f, ns) for ns in ("cub", "thrust", "cuda")) for f in functions)
-
-
 def direct_system_calls(disassembly: str) -> list[Finding]:
     """Functions of the host code with a system call instruction of their own."""
     findings = [Finding(function, "makes a system call directly (inline assembly), past "
                                   "every check of what it calls")
-                for function, line in _by_function(disassembly) if _SYSCALL.search(line)]
+                for function, line in binary.by_function(disassembly) if _SYSCALL.search(line)]
     return list(dict.fromkeys(findings))
 
 
@@ -204,22 +173,3 @@ def classify(stage: StageResult, findings: list[Finding]) -> None:
     stage.message = (f"the code calls what a submission must not: {shown}{more}. Nothing was "
                      "run and no points are given")
 
-
-def _symbols(nm: str, library: Path, which: str) -> set[str]:
-    out = set()
-    for line in _tool([nm, "-P", which, str(library)]).splitlines():
-        if not line or line.endswith(":"):
-            continue  # an archive member's header
-        m = technique.NM_LINE.match(line)
-        if m and (which != "--defined-only" or m.group(2) not in "Uw"):
-            out.add(m.group(1))
-    return out
-
-
-def _tool(args: list[str]) -> str:
-    result = proc.run(args, TOOL_TIMEOUT_S, output_limit=OUTPUT_LIMIT)
-    if result.returncode != 0 or result.truncated:
-        last = next((l for l in reversed(result.output.splitlines()) if l.strip()), "")
-        raise technique.ToolError(f"{Path(args[0]).name} could not read {Path(args[-1]).name} "
-                        f"({result.describe_exit()}): {last.strip()[:300]}")
-    return result.output
