@@ -17,6 +17,9 @@ OUT/
 A re-run of the same command skips every student with a complete report, so a stopped batch
 resumes where it was; --regrade grades students again (and resumes like the rest).
 
+The roster is read by grader/batch_roster.py, batch.json kept by grader/batch_state.py, the
+reports, failure records, gradebook and leaderboard written by grader/gradebook.py.
+
 Several at once: worker threads grade the students the main thread hands them, in roster order,
 each on a slot (a GPU with --gpus, its programs pinned to it); the main thread alone writes the
 shared files (gradebook, leaderboard, batch.json) and the progress lines, and alone sees Ctrl-C.
@@ -24,11 +27,7 @@ shared files (gradebook, leaderboard, batch.json) and the progress lines, and al
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import hashlib
-import io
-import json
 import os
 import re
 import threading
@@ -39,319 +38,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import folder_lock, html_report, model, proc, render, workspace
+from grader import folder_lock, model, proc, render
+from grader.batch_roster import Student, read_roster, submission_problem
+from grader.batch_state import load_state, prepare_out, save_state, secret_fingerprint
 from grader.errors import EXIT_INCOMPLETE, GraderError
-from grader.manifest import CHAPTER_PATTERN, Exercise
+from grader.gradebook import Book, number, summarise
+from grader.manifest import Exercise
 from grader.stages.common import GradeOptions
 
-# Student ids name files; the first character keeps them from looking like options or
-# hidden files.
-STUDENT_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 ALL_STUDENTS = "*"  # --regrade without a name
 # 1: some student has no report, or with --build-only some student's files do not compile.
 EXIT_ALL_GRADED, EXIT_SOME_FAILED = 0, 1
-GRADED, NOT_YET = "graded", "not graded yet"
-INCOMPLETE_PREFIX = "incomplete, not measured: "  # the GPU was busy: graded again on a re-run
-FAILED_PREFIX = "failed to grade: "
-# A --build-only report measures no score: its gradebook row says whether the files compiled,
-# and its score cells stay empty.
-COMPILED, COMPILE_ERRORS_PREFIX = "compiled", "compile errors: "
-REJECTED_PREFIX, NOT_SUBMITTED_PREFIX = "rejected: ", "not submitted: "
-# matplotlib's rc_context changes process-wide settings while a page's plots are drawn: workers
-# draw their students' pages one at a time.
-_DRAWING = threading.Lock()
-
-
-@dataclass(frozen=True)
-class Student:
-    id: str
-    submission: Path
-    where: str = ""  # the roster line, for messages
-
-
-# ------------------------------------------------------------------------------ roster
-
-def read_roster(source: Path) -> list[Student]:
-    """The students of a folder of student folders or of a CSV roster (student id, path;
-    a header row). GraderError, one line, for anything a batch cannot start with."""
-    if not source.exists():
-        raise GraderError(f"roster {source} does not exist")
-    students = _read_folder(source) if source.is_dir() else _read_csv(source)
-    if not students:
-        raise GraderError(f"roster {source} lists no students")
-    return students
-
-
-def _read_folder(folder: Path) -> list[Student]:
-    chapters = [p.name for p in folder.iterdir() if p.is_dir() and CHAPTER_PATTERN.match(p.name)]
-    if chapters:
-        raise GraderError(f"{folder} looks like one submission (it has {sorted(chapters)[0]}/); "
-                          "batch takes a folder of student folders, or a CSV roster")
-    students = []
-    for p in sorted(folder.iterdir()):
-        if not p.is_dir() or p.name.startswith("."):
-            continue
-        if not STUDENT_ID.match(p.name):
-            raise GraderError(f"student folder {p}: the name is the student id, so letters, "
-                              "digits, '.', '_' and '-' only")
-        students.append(Student(p.name, p, str(p)))
-    _no_duplicates(students)
-    return students
-
-
-def _read_csv(path: Path) -> list[Student]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: spreadsheets write a BOM
-    except (OSError, UnicodeDecodeError) as error:
-        raise GraderError(f"roster {path} cannot be read "
-                          f"({getattr(error, 'strerror', None) or error})") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    students = []
-    try:
-        rows = [(reader.line_num, row) for row in reader]
-    except csv.Error as error:
-        raise GraderError(f"roster {path} line {reader.line_num}: malformed CSV ({error})") \
-            from None
-    rows = [(n, [c.strip() for c in row]) for n, row in rows if any(c.strip() for c in row)]
-    if not rows:
-        raise GraderError(f"roster {path} is empty; it needs a header row (student,path) "
-                          "and one row per student")
-    (first, header), body = rows[0], rows[1:]
-    if len(header) >= 2 and header[1] and (path.parent / header[1]).is_dir():
-        raise GraderError(f"roster {path} line {first}: a student where the header row "
-                          "belongs; start the file with a header such as student,path")
-    for line, row in body:
-        where = f"roster {path} line {line}"
-        if len(row) < 2 or not row[0] or not row[1]:
-            raise GraderError(f"{where}: expected a student id and a path, found "
-                              f"{','.join(row)!r}")
-        if not STUDENT_ID.match(row[0]):
-            raise GraderError(f"{where}: student id {row[0]!r} may hold letters, digits, "
-                              "'.', '_' and '-' only (it names the student's files)")
-        students.append(Student(row[0], path.parent / row[1], where))
-    _no_duplicates(students)
-    return students
-
-
-def _no_duplicates(students: list[Student]) -> None:
-    # Case-insensitively: on some file systems Alice.json and alice.json are one file.
-    seen: dict[str, Student] = {}
-    for s in students:
-        other = seen.get(s.id.lower())
-        if other is not None:
-            raise GraderError(f"{s.where}: duplicate student id {s.id!r} (also {other.where})")
-        seen[s.id.lower()] = s
-
-
-# ------------------------------------------------------------------------------ files
-
-def write_atomically(path: Path, text: str) -> None:
-    """Readers (and a re-run after a kill) see the old file or the new one, never half."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-
-
-def prepare_out(out: Path, roster: Path | None = None) -> None:
-    """OUT and its folders, made and proven writable before any student is graded; never
-    inside a roster folder, where a re-run would take it for a student."""
-    if out.exists() and not out.is_dir():
-        raise GraderError(f"--out {out} is a file, not a folder")
-    if roster is not None and roster.is_dir() and out.is_relative_to(roster):
-        raise GraderError(f"--out {out} is inside the roster folder {roster}, where it would "
-                          "be taken for a student; put it elsewhere")
-    try:
-        for sub in ("reports", "failed", "logs", "builds"):
-            (out / sub).mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as error:
-        raise GraderError(f"--out {out} is not writable ({error.strerror or error})") from None
-
-
-@dataclass
-class Summary:
-    """What the gradebook and leaderboard need from one report."""
-    scores: dict[str, float]
-    total: float
-    max_total: float
-    percent: float
-    ratios: list[tuple[str, str, float]]  # (exercise, metric, ratio) measured
-    incomplete: list[str] = dataclasses.field(default_factory=list)  # exercises not measured
-    # A --build-only report: what compiled, not what it scores.
-    build_only: bool = False
-    compile_errors: list[str] = dataclasses.field(default_factory=list)
-    rejected: list[str] = dataclasses.field(default_factory=list)  # refused or forbidden calls
-    not_submitted: list[str] = dataclasses.field(default_factory=list)
-
-    @property
-    def did_not_compile(self) -> bool:
-        """A build-only report whose files did not all compile into code the grader takes."""
-        return self.build_only and bool(self.compile_errors or self.rejected)
-
-    @property
-    def status(self) -> str:
-        """The gradebook's status of a student with this report."""
-        if self.incomplete:
-            return INCOMPLETE_PREFIX + " ".join(self.incomplete)
-        if not self.build_only:
-            return GRADED
-        parts = [prefix + ", ".join(names) for prefix, names in (
-            (COMPILE_ERRORS_PREFIX, self.compile_errors), (REJECTED_PREFIX, self.rejected))
-            if names] or [COMPILED]
-        if self.not_submitted:
-            parts.append(NOT_SUBMITTED_PREFIX + ", ".join(self.not_submitted))
-        return "; ".join(parts)
-
-
-class Book:
-    """The files under OUT: reports, failure records, gradebook and leaderboard."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        # Read and filled by one thread (a batch's main thread): workers write only their own
-        # student's files.
-        self._cache: dict[Path, tuple[tuple[int, int], Summary | None]] = {}
-
-    def report_path(self, sid: str) -> Path:
-        return self.out / "reports" / f"{sid}.json"
-
-    def failure_path(self, sid: str) -> Path:
-        return self.out / "failed" / f"{sid}.json"
-
-    def log_path(self, sid: str) -> Path:
-        return self.out / "logs" / f"{sid}.log"
-
-    def build_dir(self, sid: str) -> Path:
-        return self.out / "builds" / sid
-
-    def summary(self, sid: str) -> Summary | None:
-        """The student's complete report, summarised; None when there is none (missing,
-        unreadable, cut short, or without its end time)."""
-        path = self.report_path(sid)
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
-        key = (stat.st_mtime_ns, stat.st_size)
-        cached = self._cache.get(path)
-        if cached and cached[0] == key:
-            return cached[1]
-        try:
-            report = model.Report.load(path)
-        except GraderError:
-            report = None
-        summary = _summarise(report) if report is not None and report.finished_at else None
-        self._cache[path] = (key, summary)
-        return summary
-
-    def failure(self, sid: str) -> str | None:
-        try:
-            return str(json.loads(self.failure_path(sid).read_text(encoding="utf-8"))["reason"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def record(self, sid: str, report: model.Report) -> None:
-        render.write_json(report, self.report_path(sid))
-        with _DRAWING:
-            html_report.write_if_available(report, self.report_path(sid).with_suffix(".html"))
-        self.failure_path(sid).unlink(missing_ok=True)
-
-    def record_failure(self, sid: str, reason: str) -> None:
-        # The old report no longer says how this student's work grades now.
-        self.report_path(sid).unlink(missing_ok=True)
-        self.report_path(sid).with_suffix(".html").unlink(missing_ok=True)
-        write_atomically(self.failure_path(sid), json.dumps(
-            {"student": sid, "reason": reason, "at": model.now()}, indent=2) + "\n")
-
-    def rebuild(self, students: list[Student], exercises: list[Exercise]) -> None:
-        """gradebook.csv and leaderboard.csv, from the files under reports/ alone."""
-        summaries = {s.id: self.summary(s.id) for s in students}
-        columns = [ex.name for ex in exercises]
-        for summary in summaries.values():
-            columns += [name for name in (summary.scores if summary else {})
-                        if name not in columns]
-        book = io.StringIO()
-        w = csv.writer(book, lineterminator="\n")
-        w.writerow(["student", *columns, "total", "max", "percent", "status"])
-        for s in students:
-            summary = summaries[s.id]
-            if summary is None:
-                reason = self.failure(s.id)
-                w.writerow([s.id, *[""] * len(columns), "", "", "",
-                            FAILED_PREFIX + reason if reason is not None else NOT_YET])
-                continue
-            if summary.build_only:  # nothing ran: no score, not even 0
-                w.writerow([s.id, *[""] * len(columns), "", "", "", summary.status])
-                continue
-            w.writerow([s.id, *[_number(summary.scores[c]) if c in summary.scores else ""
-                                for c in columns],
-                        _number(summary.total), _number(summary.max_total),
-                        _number(summary.percent), summary.status])
-        write_atomically(self.out / "gradebook.csv", book.getvalue())
-        ranked = ranked_leaderboard(summaries, columns)
-        write_atomically(self.out / "leaderboard.csv", leaderboard_csv(ranked))
-        html_report.write_leaderboard_if_available(ranked, self.out / "leaderboard.html")
-
-
-Ranked = list[tuple[str, str, list[tuple[int, str, float]]]]
-
-
-def ranked_leaderboard(summaries: dict[str, Summary | None], order: list[str]) -> Ranked:
-    """Per exercise (in `order`) and metric, every measured ratio with its rank, best first;
-    equal ratios share a rank (1, 2, 2, 4)."""
-    groups: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for sid, summary in summaries.items():
-        for exercise, metric, ratio in (summary.ratios if summary else []):
-            groups.setdefault((exercise, metric), []).append((sid, ratio))
-    position = {name: i for i, name in enumerate(order)}
-    ranked: Ranked = []
-    for (exercise, metric) in sorted(groups, key=lambda k: (position.get(k[0], len(order)),
-                                                            k[0])):
-        entries = sorted(groups[(exercise, metric)], key=lambda e: (-e[1], e[0]))
-        rows, rank = [], 0
-        for i, (sid, ratio) in enumerate(entries):
-            if i == 0 or ratio != entries[i - 1][1]:
-                rank = i + 1
-            rows.append((rank, sid, ratio))
-        ranked.append((exercise, metric, rows))
-    return ranked
-
-
-def leaderboard_csv(ranked: Ranked) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["student", "exercise", "metric", "ratio", "rank"])
-    for exercise, metric, rows in ranked:
-        for rank, sid, ratio in rows:
-            w.writerow([sid, exercise, metric, f"{ratio:.4f}", rank])
-    return out.getvalue()
-
-
-def _summarise(report: model.Report) -> Summary:
-    ratios = []
-    for ex in report.exercises:
-        for stage in ex.stages:
-            ratios += [(ex.name, m.name, m.ratio) for m in stage.metrics if m.ratio is not None]
-
-    def named(status: model.ExerciseStatus) -> list[str]:
-        return [ex.name for ex in report.exercises if ex.status == status]
-
-    return Summary({ex.name: ex.score for ex in report.exercises}, report.score,
-                   report.max_score, report.percent, ratios,
-                   [ex.name for ex in report.incomplete],
-                   bool(report.options.get("build_only")),
-                   named(model.ExerciseStatus.COMPILE_ERROR),
-                   named(model.ExerciseStatus.REJECTED),
-                   named(model.ExerciseStatus.NOT_SUBMITTED))
-
-
-def _number(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")
+# The names the CLI, Slurm and the tests use: some live in the roster, state and gradebook
+# modules above.
+__all__ = ["ALL_STUDENTS", "Batch", "Book", "GradeFunction", "Student", "interrupt",
+           "prepare_out", "read_roster", "select_gpus"]
 
 
 def _duration(seconds: float) -> str:
@@ -365,38 +66,6 @@ def interrupt(signum, frame):
     """A SIGTERM handler: kill stops like Ctrl-C (the running programs are ended, the files
     stay whole)."""
     raise KeyboardInterrupt
-
-
-# ------------------------------------------------------------------------------ state
-
-def secret_fingerprint(secret: str | None, salt: str) -> str | None:
-    """Tells a re-run whether it got the batch's secret, without keeping the secret."""
-    if not secret:
-        return None
-    return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()[:16]
-
-
-def load_record(path: Path, kind: type, what: str, empty):
-    """A JSON file the grader keeps (batch.json, slurm/rounds.json): `empty` when it is not
-    there; GraderError saying how to start afresh when it cannot be read or is not a `kind`."""
-    if not path.exists():
-        return empty
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise GraderError(f"{path} cannot be read ({error}); remove it to start {what} "
-                          "afresh") from None
-    if not isinstance(record, kind):
-        raise GraderError(f"{path} is not a record of {what}; remove it to start afresh")
-    return record
-
-
-def load_state(out: Path) -> dict:
-    return load_record(out / "batch.json", dict, "the batch", {})
-
-
-def save_state(out: Path, state: dict) -> None:
-    write_atomically(out / "batch.json", json.dumps(state, indent=2) + "\n")
 
 
 # ------------------------------------------------------------------------------ GPUs
@@ -699,8 +368,8 @@ class Batch:
             self.book.record(student.id, report)
             log.write("\n" + render.terminal(report, log, verbose=True) + "\n")
             if report.options.get("build_only"):  # what compiled: it scores nothing
-                return _summarise(report).status
-            return f"{_number(report.score)}/{_number(report.max_score)} " \
+                return summarise(report).status
+            return f"{number(report.score)}/{number(report.max_score)} " \
                    f"({report.percent:.1f}%)" + (f", incomplete: {len(report.incomplete)} not " \
                                                   "measured" if report.incomplete else "")
 
@@ -714,26 +383,3 @@ class Batch:
 def _some(names: list[str], at_most: int) -> str:
     return ", ".join(names[:at_most]) + (" ..." if len(names) > at_most else "")
 
-
-def submission_problem(student: Student, exercises: list[Exercise]) -> str:
-    """Why the student's folder cannot be graded at all, or "" (a batch records it as the
-    student's failure; a Slurm submission too, before it submits)."""
-    folder = student.submission
-    if not folder.exists():
-        return f"submission folder {folder} does not exist"
-    if not folder.is_dir():
-        return f"submission {folder} is not a folder"
-    if not any((folder / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
-        example = exercises[0]
-        # Files named or placed almost right (VectorAdd.cu, a loose vector_add.cu, a folder
-        # too deep), as `grade` names them; a name that is not UTF-8 with its bad bytes
-        # replaced, since the gradebook and the log are UTF-8.
-        wanted = {f: f"{ex.chapter}/{f}" for ex in exercises for f in ex.files}
-        near = [f"{found.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')} "
-                f"(should be {expected})"
-                for found, expected in workspace.near_misses(folder, wanted)]
-        return (f"no exercise files in {folder} (expected one folder per chapter, e.g. "
-                f"{example.chapter}/{example.files[0]})"
-                + (f"; found {', '.join(near[:3])}" if near else "")
-                + (f" and {len(near) - 3} more like them" if len(near) > 3 else ""))
-    return ""

@@ -72,10 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
     g.add_argument("--cuda-arch", default="auto", help="compute capability to build for "
                    "(default: the GPU's, or 9.0 without one)")
-    g.add_argument("-j", "--jobs", type=int, help="parallel compile jobs")
-    g.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
-                   "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
-                   "8); benchmarks always run alone")
+    g.add_argument("-j", "--jobs", type=_positive("--jobs"), help="parallel compile jobs")
+    _add_parallel_flag(g)
     _add_sharing_flag(g)
     sandboxing = g.add_mutually_exclusive_group()
     sandboxing.add_argument("--no-sandbox", action="store_true",
@@ -130,6 +128,13 @@ def _sandbox_mode(args, default: sandbox.Mode) -> sandbox.Mode:
     return default
 
 
+def _add_parallel_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--parallel", type=_positive("--parallel"), metavar="N",
+                   help="exercises whose tests and sanitizer runs go at once (1: one at a time; "
+                   "default: one per two cores and per 10 GiB of GPU memory, at most 8); "
+                   "benchmarks always run alone")
+
+
 def _add_sharing_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-shared-gpu", action="store_true",
                    help="score measurements taken while another process used the GPU, and "
@@ -148,6 +153,46 @@ def _seed(text: str | None) -> int:
     if not 0 <= value < 2**64:
         raise GraderError(f"--seed {text!r} must be between 0 and 2^64-1")
     return value
+
+
+def _positive(flag: str):
+    """An argparse type: a whole number above 0, else the grader's one-line error naming
+    `flag` (exit 2); not a number at all: argparse's own "invalid int value"."""
+    def parse(text: str) -> int:
+        if (value := int(text)) < 1:
+            raise GraderError(f"{flag} takes a positive number")
+        return value
+    parse.__name__ = "int"
+    return parse
+
+
+NO_GPU = ("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests on a GPU. Use "
+          "--build-only to check that everything compiles.")
+
+
+def _gpu(needed: bool, missing: str = NO_GPU) -> model.GpuInfo | None:
+    """This machine's GPU (None without one); GraderError `missing` when the command needs
+    one and there is none."""
+    gpu = tools.query_gpu()
+    if gpu is None and needed:
+        raise GraderError(missing)
+    return gpu
+
+
+def _grade_options(args, submission: Path, build_dir: Path, sandbox_default: sandbox.Mode,
+                   check_sandbox: bool = True) -> GradeOptions:
+    """The options of `grade`, or the template of a batch's students; unless --build-only
+    (nothing runs) or not `check_sandbox`, the kernel is checked for the sandbox they ask."""
+    options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
+                           seed=_seed(args.seed), build_only=args.build_only,
+                           sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
+                           jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
+                           allow_shared_gpu=args.allow_shared_gpu,
+                           sandbox_mode=_sandbox_mode(args, sandbox_default),
+                           **_instructor_options(args))
+    if check_sandbox and not options.build_only:
+        sandbox.check_kernel(options.sandbox_mode)
+    return options
 
 
 def _default_build_dir(submission: Path) -> Path:
@@ -395,10 +440,6 @@ def cmd_grade(args) -> int:
     if not submission.is_dir():
         raise GraderError(f"submission {args.submission} is not a directory")
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
-    if args.jobs is not None and args.jobs < 1:
-        raise GraderError("--jobs takes a positive number")
-    if args.parallel is not None and args.parallel < 1:
-        raise GraderError("--parallel takes a positive number")
     _check_fail_under(args)
     _utf8_path(submission, "the submission")
     if not any((submission / ex.chapter / f).is_file() for ex in exercises for f in ex.files):
@@ -413,19 +454,8 @@ def cmd_grade(args) -> int:
     _utf8_path(build_dir, "--build-dir")
     _warn_undecodable_names(submission)
 
-    gpu = tools.query_gpu()
-    if gpu is None and not args.build_only:
-        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
-                          "on a GPU. Use --build-only to check that everything compiles.")
-    options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
-                           seed=_seed(args.seed), build_only=args.build_only,
-                           sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
-                           jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
-                           allow_shared_gpu=args.allow_shared_gpu,
-                           sandbox_mode=_sandbox_mode(args, sandbox.Mode.AUTO),
-                           **_instructor_options(args))
-    if not args.build_only:
-        sandbox.check_kernel(options.sandbox_mode)
+    gpu = _gpu(needed=not args.build_only)
+    options = _grade_options(args, submission, build_dir, sandbox.Mode.AUTO)
 
     with Progress(args.quiet) as progress:
         report = Grader(options, exercises, progress, gpu).run()
@@ -787,19 +817,17 @@ def _add_batch_parser(sub) -> None:
     b.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
     b.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
     b.add_argument("--cuda-arch", default="auto", help="compute capability to build for")
-    b.add_argument("-j", "--jobs", type=int, default=1, dest="at_once", metavar="N",
-                   help="students graded at once (default 1; with --gpus, on each GPU): their "
-                   "tests overlap, their benchmarks take turns on the GPU")
+    b.add_argument("-j", "--jobs", type=_positive("--jobs"), default=1, dest="at_once",
+                   metavar="N", help="students graded at once (default 1; with --gpus, on "
+                   "each GPU): their tests overlap, their benchmarks take turns on the GPU")
     b.add_argument("--gpus", metavar="all|0,1,...",
                    help="grade on these GPUs at once (nvidia-smi indexes, or all), each student "
                    "pinned to one GPU")
-    b.add_argument("--compile-jobs", type=int, dest="jobs", metavar="N",
+    b.add_argument("--compile-jobs", type=_positive("--compile-jobs"), dest="jobs", metavar="N",
                    help="parallel compile jobs of each student's build")
     _add_sharing_flag(b)
     _add_no_sandbox_flag(b)
-    b.add_argument("--parallel", type=int, metavar="N", help="exercises whose tests and sanitizer runs go at once (1: one "
-                   "at a time; default: one per two cores and per 10 GiB of GPU memory, at most "
-                   "8); benchmarks always run alone")
+    _add_parallel_flag(b)
     _add_instructor_flags(b)
     s = b.add_argument_group(
         "on a Slurm cluster", "--slurm submits a job array instead of grading here: one task "
@@ -814,13 +842,13 @@ def _add_batch_parser(sub) -> None:
     s.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                    help="one more sbatch option, passed through (repeatable), e.g. "
                    "--sbatch-arg=--qos=class")
-    s.add_argument("--group-size", type=int, default=1, metavar="N",
+    s.add_argument("--group-size", type=_positive("--group-size"), default=1, metavar="N",
                    help="students per task (default 1)")
-    s.add_argument("--time", type=int, metavar="MINUTES", help="each task's time limit "
-                   "(default: 3x a full grade measured on an H100 plus the build, per student "
-                   "of the task: 16 minutes for one student, 8 with --build-only; "
-                   "docs/grading_time.md)")
-    s.add_argument("--max-parallel", type=int, metavar="N",
+    s.add_argument("--time", type=_positive("--time"), metavar="MINUTES",
+                   help="each task's time limit (default: 3x a full grade measured on an H100 "
+                   "plus the build, per student of the task: 16 minutes for one student, 8 with "
+                   "--build-only; docs/grading_time.md)")
+    s.add_argument("--max-parallel", type=_positive("--max-parallel"), metavar="N",
                    help="tasks running at once (the array's %%N)")
     s.add_argument("--scratch", metavar="DIR", help="node-local folder for builds and the "
                    "compiler cache (default: $SLURM_TMPDIR, else $TMPDIR, else /tmp, on the node)")
@@ -829,10 +857,6 @@ def _add_batch_parser(sub) -> None:
 
 
 def _slurm_settings(args) -> slurm.SlurmSettings:
-    for flag, value in (("--group-size", args.group_size), ("--time", args.time),
-                        ("--max-parallel", args.max_parallel)):
-        if value is not None and value < 1:
-            raise GraderError(f"{flag} takes a positive number")
     settings = slurm.SlurmSettings(partition=args.partition, account=args.account,
                                    sbatch_args=args.sbatch_arg, group_size=args.group_size,
                                    time_minutes=args.time, max_parallel=args.max_parallel,
@@ -846,19 +870,13 @@ def _batch_gpus(args) -> tuple[list[model.GpuInfo], model.GpuInfo | None]:
     """The GPUs of --gpus, and the GPU of a batch without it (None: none needed or none)."""
     if args.gpus is not None:
         return batch.select_gpus(args.gpus, tools.list_gpus()), None
-    gpu = None if args.slurm else tools.query_gpu()  # a login node needs none
-    if gpu is None and not args.build_only and not args.slurm:
-        raise GraderError("no NVIDIA GPU found (nvidia-smi lists none); grading runs the tests "
-                          "on a GPU. Use --build-only to check that everything compiles.")
-    return [], gpu
+    if args.slurm:  # a login node needs none
+        return [], None
+    return [], _gpu(needed=not args.build_only)
 
 
 def cmd_batch(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), args.exercise)
-    if args.jobs is not None and args.jobs < 1:
-        raise GraderError("--compile-jobs takes a positive number")
-    if args.at_once < 1:
-        raise GraderError("--jobs takes a positive number")
     for refused, message in (
             (args.gpus is not None and args.slurm,
              "--gpus is not for --slurm: each Slurm task gets a GPU of its own"),
@@ -868,8 +886,6 @@ def cmd_batch(args) -> int:
              "--jobs is not for --slurm: --max-parallel says how many tasks run at once")):
         if refused:
             raise GraderError(message)
-    if args.parallel is not None and args.parallel < 1:
-        raise GraderError("--parallel takes a positive number")
     slurm_only = [f for f, v in (("--partition", args.partition), ("--account", args.account),
                                  ("--sbatch-arg", args.sbatch_arg), ("--time", args.time),
                                  ("--max-parallel", args.max_parallel),
@@ -885,14 +901,9 @@ def cmd_batch(args) -> int:
     batch.prepare_out(out, roster)
     gpus, gpu = _batch_gpus(args)
     gpu_of = {g.uuid: g for g in gpus}  # a student's pinned GPU, for its report
-    options = GradeOptions(root=ROOT, submission=ROOT, build_dir=out, seed=_seed(args.seed),
-                           build_only=args.build_only, sanitizer=not args.no_sanitizer,
-                           benchmark=not args.no_benchmark, jobs=args.jobs, parallel=args.parallel,
-                           cuda_arch=args.cuda_arch, allow_shared_gpu=args.allow_shared_gpu,
-                           sandbox_mode=_sandbox_mode(args, sandbox.Mode.REQUIRED),
-                           **_instructor_options(args))
-    if not args.build_only and not args.slurm:  # a Slurm node is checked by its task
-        sandbox.check_kernel(options.sandbox_mode)
+    # The template of every student's options; a Slurm node is checked by its task.
+    options = _grade_options(args, ROOT, out, sandbox.Mode.REQUIRED,
+                             check_sandbox=not args.slurm)
 
     def grade(student, student_options, progress):
         return Grader(student_options, exercises, progress,
@@ -930,10 +941,9 @@ def _add_slurm_parsers(sub) -> None:
 
 def cmd_slurm_task(args) -> int:
     record = slurm.load_round(args.out.resolve(), args.round)
-    gpu = tools.query_gpu()
-    if gpu is None and not record["options"]["build_only"]:
-        raise GraderError("no NVIDIA GPU on this node (nvidia-smi lists none): the task asked "
-                          "for one with --gres=gpu:1; check the partition's GPUs")
+    gpu = _gpu(not record["options"]["build_only"],
+               "no NVIDIA GPU on this node (nvidia-smi lists none): the task asked for one "
+               "with --gres=gpu:1; check the partition's GPUs")
     exercises = manifest.select(manifest.discover(ROOT), record["options"]["exercises"])
 
     def grade(student, student_options, progress):
@@ -963,14 +973,14 @@ def _warn_incomplete() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command in ("grade", "list"):
-        _warn_incomplete()
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
                 "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch,
                 "slurm-task": cmd_slurm_task, "slurm-cleanup": cmd_slurm_cleanup,
                 "slurm-merge": cmd_slurm_merge, **EXPORT_HANDLERS}
     try:
+        args = _parser().parse_args(argv)  # a value _positive refuses raises GraderError
+        if args.command in ("grade", "list"):
+            _warn_incomplete()
         status = handlers[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at exit
         return status

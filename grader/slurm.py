@@ -17,6 +17,10 @@ OUT/ holds the batch layout (grader/batch.py) and
   slurm/round-<n>/ended/<i>.json  written by task i as it ends: how each student went, or
                                 the signal that stopped it
   slurm/round-<n>/merge.json    the merge's findings; slurm/summary.txt the same for people
+
+This module plans and submits a round and runs a task; the round's files and scripts are
+grader/slurm_scripts.py's, the scheduler's commands grader/slurm_queue.py's, a task's clean-up
+grader/slurm_cleanup.py's and the merge grader/slurm_merge.py's.
 """
 
 from __future__ import annotations
@@ -24,27 +28,31 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import shlex
 import shutil
 import signal
 import socket
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader import batch, folder_lock, manifest, model, sandbox
+from grader import batch, binary, folder_lock, manifest, model, sandbox
+from grader.batch_roster import Student, submission_problem
+from grader.batch_state import save_state, write_atomically
 from grader.errors import GraderError
+from grader.gradebook import FAILED_PREFIX
 from grader.manifest import Exercise
-from grader.stages import build, integrity, technique, tests
+from grader.slurm_cleanup import remove_scratch
+from grader.slurm_merge import EXIT_ALL_GRADED, EXIT_SOME_NOT_GRADED, count, merge
+from grader.slurm_queue import job_id, run, still_queued
+from grader.slurm_scripts import (SlurmSettings, load_round, load_rounds, merge_script,
+                                  round_dir, save_rounds, slurm_dir, slurm_time, task_script)
+from grader.stages import build, tests
 from grader.stages.common import SECRET_ENV, GradeOptions
 
-EXIT_ALL_GRADED, EXIT_SOME_NOT_GRADED = 0, 1
-# The name of a task's build folder on its node's scratch, as task_script makes it.
-TASK_FOLDER = r"cuda-course-\d+-\d+"
+# The names the CLI calls, some of them living in the modules above.
+__all__ = ["SlurmSettings", "load_round", "merge", "remove_scratch", "run_task", "submit"]
+
 # The task script's own start and Python's, around the grading itself.
 MARGIN_S = 300
 # What one student costs, measured (docs/grading_time.md, "Less to run"): a full grade of the
@@ -59,33 +67,6 @@ MEASURED_GRADE_S = 81 + 87
 # with half the cores (its build and checks take about twice as long), a busy shared file
 # system, every task's compiler cache cold.
 COST_MARGIN = 3
-# Where a task builds when neither --scratch nor the cluster names a node-local folder.
-DEFAULT_SCRATCH = "${SLURM_TMPDIR:-${TMPDIR:-/tmp}}"
-
-# Slurm job states that end a task without its work done, and what they mean for people.
-ENDED_EARLY = {
-    "TIMEOUT": "ran past its time limit",
-    "PREEMPTED": "was preempted by the scheduler",
-    "CANCELLED": "was cancelled (scancel, or an administrator)",
-    "FAILED": "failed (see its log)",
-    "NODE_FAIL": "lost its node",
-    "OUT_OF_MEMORY": "ran out of memory",
-    "BOOT_FAIL": "could not start its node",
-    "DEADLINE": "missed its deadline",
-}
-
-
-@dataclass
-class SlurmSettings:
-    """What the instructor passes through to sbatch, and how tasks are cut."""
-    partition: str | None = None
-    account: str | None = None
-    sbatch_args: list[str] = field(default_factory=list)  # passed through, in order
-    group_size: int = 1            # students per task
-    time_minutes: int | None = None  # None: from the measured cost (time_limit_minutes)
-    max_parallel: int | None = None  # the array's %N: tasks running at once
-    scratch: str = DEFAULT_SCRATCH   # a node-local folder, expanded by the task's shell
-    submit: bool = True              # False: write the scripts and print the commands
 
 
 # ------------------------------------------------------------------------------ planning
@@ -99,7 +80,7 @@ def worst_case_seconds(exercises: list[Exercise], options: GradeOptions) -> floa
     and which would keep a grade that hangs on a GPU for a day: an upper bound only."""
     seconds = build.CONFIGURE_TIMEOUT_S + build.BUILD_ALL_TIMEOUT_S
     for ex in exercises:
-        seconds += integrity.TOOL_TIMEOUT_S + technique.TOOL_TIMEOUT_S
+        seconds += 2 * binary.TOOL_TIMEOUT_S  # the integrity and technique stages' tools
         if options.build_only:
             continue
         seconds += tests.LIST_TIMEOUT_S + ex.test_timeout_s
@@ -135,140 +116,8 @@ def limit_source(options: GradeOptions) -> str:
     return f"{COST_MARGIN}x {measured} on an H100 (docs/grading_time.md); --time sets your own"
 
 
-def slurm_time(minutes: int) -> str:
-    """Minutes as sbatch's --time wants them: D-HH:MM:SS."""
-    days, rest = divmod(minutes, 24 * 60)
-    return f"{days}-{rest // 60:02d}:{rest % 60:02d}:00"
-
-
-def groups(students: list[batch.Student], size: int) -> list[list[batch.Student]]:
+def groups(students: list[Student], size: int) -> list[list[Student]]:
     return [students[i:i + size] for i in range(0, len(students), size)]
-
-
-# ------------------------------------------------------------------------------ files
-
-def slurm_dir(out: Path) -> Path:
-    return out / "slurm"
-
-
-def round_dir(out: Path, number: int) -> Path:
-    return slurm_dir(out) / f"round-{number}"
-
-
-def load_rounds(out: Path) -> list[dict]:
-    return batch.load_record(slurm_dir(out) / "rounds.json", list, "the Slurm rounds", [])
-
-
-def save_rounds(out: Path, rounds: list[dict]) -> None:
-    batch.write_atomically(slurm_dir(out) / "rounds.json", json.dumps(rounds, indent=2) + "\n")
-
-
-def load_round(out: Path, number: int) -> dict:
-    path = round_dir(out, number) / "tasks.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise GraderError(f"{path} cannot be read ({getattr(error, 'strerror', None) or error})"
-                          ) from None
-
-
-# ------------------------------------------------------------------------------ scripts
-
-def _sbatch_header(settings: SlurmSettings, name: str, output: str, minutes: int) -> list[str]:
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", f"#SBATCH --output={output}",
-             f"#SBATCH --time={slurm_time(minutes)}"]
-    if settings.partition:
-        lines.append(f"#SBATCH --partition={settings.partition}")
-    if settings.account:
-        lines.append(f"#SBATCH --account={settings.account}")
-    return lines
-
-
-def task_script(out: Path, number: int, count: int, settings: SlurmSettings, minutes: int,
-                gpus: int, python: str, root: Path) -> str:
-    """The job array: task i runs `grader slurm-task` for its students. The build goes to
-    node-local scratch (removed when the task ends); the compiler cache stays there for the
-    node's next tasks, so the course's own code compiles once per node."""
-    folder = round_dir(out, number)
-    array = f"0-{count - 1}" + (f"%{settings.max_parallel}" if settings.max_parallel else "")
-    lines = _sbatch_header(settings, "course-grade", str(folder / "logs" / "task-%a.out"),
-                           minutes)
-    lines += [f"#SBATCH --array={array}", "#SBATCH --ntasks=1"]
-    if gpus:
-        lines.append(f"#SBATCH --gres=gpu:{gpus}")
-    lines += [
-        "set -u",
-        f"scratch={settings.scratch}/cuda-course-${{SLURM_ARRAY_JOB_ID}}-${{SLURM_ARRAY_TASK_ID}}",
-        f"cd {shlex.quote(str(root))}",
-        # slurm-cleanup also ends what still works in the folder (a program that a signal
-        # orphaned would write it back); plain rm where Python itself cannot run. The trap is
-        # set before the folder exists, so that no signal finds it there without one.
-        f"cleanup() {{ {shlex.quote(python)} -m grader slurm-cleanup \"$scratch\" "
-        "|| rm -rf \"$scratch\"; }",
-        "trap cleanup EXIT",
-        "mkdir -p \"$scratch\"",
-        f"export CCACHE_DIR=${{CCACHE_DIR:-{settings.scratch}/cuda-course-ccache}}",
-        # Not exec: the trap must still remove the build when the grader ends.
-        f"{shlex.quote(python)} -m grader slurm-task {shlex.quote(str(out))} --round {number} "
-        "--index \"$SLURM_ARRAY_TASK_ID\" --scratch \"$scratch\" &",
-        # Slurm signals the whole step at a time limit or preemption; a signal to this shell
-        # reaches the grader too. Each signal ends a wait early, so wait until the grader is
-        # gone (it may still be writing its reports) and pass its status on.
-        "child=$!",
-        "trap 'kill -TERM $child 2>/dev/null' TERM",
-        "wait $child; status=$?",
-        "while kill -0 $child 2>/dev/null; do wait $child; status=$?; done",
-        "exit $status",
-        ""]
-    return "\n".join(lines)
-
-
-def merge_script(out: Path, number: int, settings: SlurmSettings, python: str,
-                 root: Path) -> str:
-    folder = round_dir(out, number)
-    lines = _sbatch_header(settings, "course-merge", str(folder / "logs" / "merge.out"), 30)
-    lines += ["#SBATCH --ntasks=1", f"cd {shlex.quote(str(root))}",
-              f"exec {shlex.quote(python)} -m grader slurm-merge {shlex.quote(str(out))} "
-              f"--round {number}", ""]
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------ submitting
-
-def _run(command: list[str], what: str) -> str:
-    """A Slurm client command's stdout; GraderError naming it when it fails."""
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    except FileNotFoundError:
-        raise GraderError(f"{command[0]} not found: {what} needs the Slurm client commands "
-                          "on PATH (run it on a login node of the cluster)") from None
-    except subprocess.TimeoutExpired:
-        raise GraderError(f"{command[0]} did not answer within 120 s ({what})") from None
-    if result.returncode != 0:
-        detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
-        raise GraderError(f"{shlex.join(command)} failed: "
-                          f"{detail[-1] if detail else f'exit status {result.returncode}'}")
-    return result.stdout
-
-
-def _job_id(text: str) -> str:
-    # sbatch --parsable prints "id" or "id;cluster".
-    job = text.strip().split(";")[0]
-    if not re.fullmatch(r"\d+", job):
-        raise GraderError(f"sbatch printed {text.strip()!r}, not a job id")
-    return job
-
-
-def still_queued(rounds: list[dict]) -> list[str]:
-    """Job ids of earlier rounds that squeue still lists (pending or running)."""
-    jobs = [j for r in rounds for j in (r.get("array_job"), r.get("merge_job")) if j]
-    if not jobs:
-        return []
-    listed = _run(["squeue", "--noheader", "--format=%F", "--jobs", ",".join(jobs)],
-                  "checking earlier rounds")
-    queued = {line.strip() for line in listed.splitlines() if line.strip()}
-    return [j for j in jobs if j in queued]
-
 
 def submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str],
            roster: Path, gpus: int, say: Callable[[str], None],
@@ -302,15 +151,15 @@ def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str
     todo, _, state = the_batch.plan()
     options = the_batch.options  # with the batch's seed, settled by plan()
     state["roster"] = str(roster)  # the merge job's gradebook lists the whole roster
-    batch.save_state(out, state)
+    save_state(out, state)
     # A folder that a local batch refuses (missing, empty, files misnamed) would take a task
     # and a GPU to fail: refused here, and recorded as a local batch records it.
-    refused = [s for s in todo if batch.submission_problem(s, the_batch.exercises)]
+    refused = [s for s in todo if submission_problem(s, the_batch.exercises)]
     for student in refused:
         if settings.submit:  # grade_one records the failure and writes the log, grading nothing
-            why = the_batch.grade_one(student).removeprefix(batch.FAILED_PREFIX)
+            why = the_batch.grade_one(student).removeprefix(FAILED_PREFIX)
         else:  # a dry run records nothing
-            why = batch.submission_problem(student, the_batch.exercises)
+            why = submission_problem(student, the_batch.exercises)
         say(f"{'not' if settings.submit else 'would not be'} submitted: {student.id}: {why}")
     todo = [s for s in todo if s not in refused]
     if not todo:
@@ -336,7 +185,7 @@ def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str
                 report.with_suffix(".html").unlink(missing_ok=True)
     if settings.submit:
         state.pop("regrade", None)  # the round carries the regrade from here
-        batch.save_state(out, state)
+        save_state(out, state)
     tasks = groups(todo, settings.group_size)
     minutes = settings.time_minutes or time_limit_minutes(the_batch.exercises, options,
                                                           settings.group_size)
@@ -354,7 +203,7 @@ def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str
                     "sandbox_mode": str(options.sandbox_mode)},
         "time_limit": slurm_time(minutes),
     }
-    batch.write_atomically(folder / "tasks.json", json.dumps(record, indent=2) + "\n")
+    write_atomically(folder / "tasks.json", json.dumps(record, indent=2) + "\n")
     root = options.root.resolve()
     (folder / "task.sbatch").write_text(
         task_script(out, number, len(tasks), settings, minutes, gpus, python, root),
@@ -365,7 +214,7 @@ def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str
     extra = list(settings.sbatch_args)
     source = "--time" if settings.time_minutes else limit_source(options)
     task_command = ["sbatch", "--parsable", *extra, str(folder / "task.sbatch")]
-    say(f"round {number}: {_count(len(todo), 'student')} in {_count(len(tasks), 'task')} "
+    say(f"round {number}: {count(len(todo), 'student')} in {count(len(tasks), 'task')} "
         f"({settings.group_size} a task), {f'{gpus} GPU' if gpus else 'no GPU'} and "
         f"{slurm_time(minutes)} each ({source}), seed {options.seed}")
     if not settings.submit:
@@ -375,14 +224,14 @@ def _submit(the_batch: batch.Batch, settings: SlurmSettings, selection: list[str
                        "tasks": len(tasks), "submitted": False})
         save_rounds(out, rounds)
         return EXIT_SOME_NOT_GRADED if refused else EXIT_ALL_GRADED
-    array_job = _job_id(_run(task_command, "submitting the job array"))
-    merge_job = _job_id(_run(["sbatch", "--parsable", *extra,
+    array_job = job_id(run(task_command, "submitting the job array"))
+    merge_job = job_id(run(["sbatch", "--parsable", *extra,
                               f"--dependency=afterany:{array_job}",
                               str(folder / "merge.sbatch")], "submitting the merge job"))
     rounds.append({"round": number, "array_job": array_job, "merge_job": merge_job,
                    "tasks": len(tasks), "submitted": True, "submitted_at": record["submitted_at"]})
     save_rounds(out, rounds)
-    say(f"submitted job array {array_job} ({_count(len(tasks), 'task')}) and merge job "
+    say(f"submitted job array {array_job} ({count(len(tasks), 'task')}) and merge job "
         f"{merge_job}; "
         f"the gradebook is rebuilt when every task has ended: {out / 'gradebook.csv'}, "
         f"findings in {slurm_dir(out) / 'summary.txt'}")
@@ -397,7 +246,7 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
     ended/<index>.json as it ends, also when a signal stops it."""
     record = load_round(out, number)
     try:
-        students = [batch.Student(s["id"], Path(s["submission"]), f"task {index}")
+        students = [Student(s["id"], Path(s["submission"]), f"task {index}")
                     for s in record["tasks"][index]]
     except (IndexError, KeyError, TypeError):
         raise GraderError(f"round {number} has no task {index}") from None
@@ -431,210 +280,7 @@ def run_task(out: Path, number: int, index: int, scratch: Path, root: Path,
     finally:
         signal.signal(signal.SIGTERM, previous)
         outcome["finished_at"] = model.now()
-        batch.write_atomically(ended, json.dumps(outcome, indent=2) + "\n")
+        write_atomically(ended, json.dumps(outcome, indent=2) + "\n")
     graded = all(runner.book.summary(s.id) is not None for s in students)
     return EXIT_ALL_GRADED if graded else EXIT_SOME_NOT_GRADED
 
-
-def processes_working_in(folder: Path) -> list[int]:
-    """The processes (Linux's /proc) whose current directory is in `folder` or that name it in
-    an argument, this one and its parent left out: the programs of a task's build."""
-    inside = str(folder).rstrip("/")
-    spared = {os.getpid(), os.getppid()}
-
-    def names_it(text: str) -> bool:
-        return text == inside or text.endswith(inside) or inside + "/" in text
-
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in spared:
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd").removesuffix(" (deleted)")
-            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-        if cwd == inside or cwd.startswith(inside + "/") or any(map(names_it, args)):
-            found.append(int(entry.name))
-    return found
-
-
-def end_processes_working_in(folder: Path) -> None:
-    """Stops every process working in `folder` until a look finds none new (a stopped
-    process forks no more), then kills them all."""
-    stopped: set[int] = set()
-    while True:
-        new = [pid for pid in processes_working_in(folder) if pid not in stopped]
-        if not new:
-            break
-        for pid in new:
-            stopped.add(pid)
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except OSError:
-                pass
-    for pid in stopped:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def remove_scratch(folder: Path, attempts: int = 5, pause_s: float = 0.5) -> bool:
-    """Removes a task's build folder, first ending every process still working in it: one
-    that a signal orphaned (it has its own session, so the task's end does not reach it) would
-    write the folder back. True once it is gone with nothing left working in it. Only a
-    folder named as task_script names them is touched: "/" would end every process."""
-    if not folder.is_absolute() or not re.fullmatch(TASK_FOLDER, folder.name):
-        raise GraderError(f"{folder} is not a task's build folder (an absolute path ending in "
-                          "cuda-course-<job>-<task>); nothing removed")
-    for attempt in range(attempts):
-        end_processes_working_in(folder)
-        shutil.rmtree(folder, ignore_errors=True)
-        if not os.path.lexists(folder) and not processes_working_in(folder):
-            return True
-        if attempt + 1 < attempts:
-            time.sleep(pause_s)
-    return False
-
-
-# ------------------------------------------------------------------------------ merging
-
-def parse_scontrol(text: str) -> dict[int, str]:
-    """Array task index -> job state, from `scontrol show job -o <array job>` (one line per
-    task; a line may stand for a range of tasks still pending, ArrayTaskId=3-7)."""
-    states: dict[int, str] = {}
-    for line in text.splitlines():
-        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
-        ids, state = fields.get("ArrayTaskId"), fields.get("JobState")
-        if ids is None or state is None:
-            continue
-        for part in ids.split("%")[0].split(","):
-            low, _, high = part.partition("-")
-            if low.isdigit():
-                for i in range(int(low), int(high or low) + 1):
-                    states[i] = state
-    return states
-
-
-def parse_sacct(text: str, array_job: str) -> dict[int, str]:
-    """Array task index -> job state, from `sacct -n -P -X --format=JobID,State -j <job>`."""
-    states: dict[int, str] = {}
-    for line in text.splitlines():
-        job, _, state = line.strip().partition("|")
-        match = re.fullmatch(rf"{re.escape(array_job)}_(\d+)", job)
-        if match:
-            states[int(match.group(1))] = state.split()[0] if state else "UNKNOWN"
-    return states
-
-
-def task_states(array_job: str) -> tuple[dict[int, str], str]:
-    """Each task's final state and where it came from: scontrol while slurmctld still holds
-    the job (MinJobAge), else sacct where the cluster keeps accounting."""
-    try:
-        states = parse_scontrol(_run(["scontrol", "show", "job", "-o", array_job],
-                                     "reading the tasks' states"))
-        if states:
-            return states, "scontrol"
-    except GraderError:
-        pass
-    try:
-        states = parse_sacct(_run(["sacct", "-n", "-P", "-X", "--format=JobID,State",
-                                   "-j", array_job], "reading the tasks' states"), array_job)
-        if states:
-            return states, "sacct"
-    except GraderError:
-        pass
-    return {}, "none (neither scontrol nor sacct knew the job)"
-
-
-def merge(out: Path, number: int, exercises: list[Exercise],
-          states: dict[int, str] | None = None, say: Callable[[str], None] = print) -> int:
-    """Rebuilds the gradebook from the reports; names the tasks that ended early and
-    records their students without a report as not graded, with the reason."""
-    record = load_round(out, number)
-    rounds = load_rounds(out)
-    info = next((r for r in rounds if r.get("round") == number), {})
-    array_job = info.get("array_job") or "?"
-    source = "given"
-    if states is None:
-        states, source = task_states(array_job) if info.get("array_job") else ({}, "none")
-    book = batch.Book(out)
-    roster_path = _roster_of(out)
-    students = batch.read_roster(roster_path) if roster_path else []
-    findings = {"round": number, "array_job": array_job, "states_from": source,
-                "merged_at": model.now(), "tasks": [], "not_graded": []}
-    for index, task in enumerate(record["tasks"]):
-        state = states.get(index, "UNKNOWN")
-        ended = _load_json(round_dir(out, number) / "ended" / f"{index}.json")
-        missing = [s["id"] for s in task if book.summary(s["id"]) is None]
-        entry = {"task": index, "job": f"{array_job}_{index}", "state": state,
-                 "students": [s["id"] for s in task], "without_report": missing,
-                 "node": (ended or {}).get("node")}
-        findings["tasks"].append(entry)
-        if not missing:
-            continue
-        if state in ENDED_EARLY:
-            why = f"its Slurm task {array_job}_{index} {ENDED_EARLY[state]} ({state})"
-        elif ended is None:
-            why = (f"its Slurm task {array_job}_{index} ended ({state}) without saying so: "
-                   "killed before it could write, or never started")
-        elif ended.get("stopped_by"):
-            why = f"its Slurm task {array_job}_{index} was stopped by {ended['stopped_by']}"
-        else:
-            why = ""  # the task recorded its own failure for this student
-        for sid in missing:
-            if why:
-                book.record_failure(sid, why + "; submitting again grades it")
-            findings["not_graded"].append({"student": sid, "task": index,
-                                           "reason": why or book.failure(sid) or "unknown"})
-    book.rebuild(students, exercises)
-    # A --build-only round: whose files do not compile, as a local batch's last line says.
-    findings["do_not_compile"] = [s.id for s in students if (summary := book.summary(s.id))
-                                  and summary.did_not_compile]
-    batch.write_atomically(round_dir(out, number) / "merge.json",
-                           json.dumps(findings, indent=2) + "\n")
-    text = summary_text(findings, len(students))
-    batch.write_atomically(slurm_dir(out) / "summary.txt", text)
-    say(text.rstrip())
-    return EXIT_SOME_NOT_GRADED if findings["not_graded"] or findings["do_not_compile"] \
-        else EXIT_ALL_GRADED
-
-
-def summary_text(findings: dict, roster_size: int) -> str:
-    early = [t for t in findings["tasks"] if t["state"] in ENDED_EARLY]
-    lines = [f"round {findings['round']} (job array {findings['array_job']}): "
-             f"{_count(len(findings['tasks']), 'task')}, {len(early)} ended early; "
-             f"{_count(len(findings['not_graded']), 'student')} not graded "
-             f"(task states from {findings['states_from']})"]
-    for t in early:
-        lines.append(f"  task {t['task']} ({t['job']}) {t['state']}: {ENDED_EARLY[t['state']]}; "
-                     f"students {', '.join(t['students'])}")
-    for n in findings["not_graded"]:
-        lines.append(f"  not graded: {n['student']}: {n['reason']}")
-    if findings["not_graded"]:
-        lines.append("submit the same command again to grade only these students")
-    unbuilt = findings.get("do_not_compile") or []
-    if unbuilt:
-        lines.append(f"{_count(len(unbuilt), 'student')} whose files do not compile: "
-                     f"{', '.join(unbuilt)}")
-    lines.append(f"roster: {roster_size} students; gradebook.csv rebuilt from the reports")
-    return "\n".join(lines) + "\n"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _load_json(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _roster_of(out: Path) -> Path | None:
-    state = batch.load_state(out)
-    roster = state.get("roster")
-    return Path(roster) if roster else None

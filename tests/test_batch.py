@@ -17,8 +17,9 @@ import pytest
 
 from fakes import (alive, bench_data, fake_bench, fake_gtest, fake_tool, use_fake_build_tools,
                    write_script)
-from grader import batch, cli, html_report, model, tools
+from grader import batch, batch_roster, cli, html_report, model, tools
 from grader.errors import EXIT_INCOMPLETE, GraderError
+from grader.gradebook import GRADED, INCOMPLETE_PREFIX
 from grader.stages.common import GradeOptions
 from helpers import ROOT, TESTS, assert_one_line_error, make_student, vector_add
 
@@ -425,8 +426,8 @@ def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, 
     status, lines = run_batch(roster, out, lambda s, o, p: (calls.calls.append(s.id),
                                                            grade(s, o, p))[1])
     assert status == EXIT_INCOMPLETE
-    assert gradebook(out)["bob"]["status"] == batch.INCOMPLETE_PREFIX + "vector_add"
-    assert gradebook(out)["alice"]["status"] == batch.GRADED
+    assert gradebook(out)["bob"]["status"] == INCOMPLETE_PREFIX + "vector_add"
+    assert gradebook(out)["alice"]["status"] == GRADED
     assert "1 incomplete" in lines[-1] and "bob" in lines[-1]
     assert any(line.startswith("[2/5] bob: 60/100 (60.0%), incomplete: 1 not measured")
                for line in lines)
@@ -436,7 +437,7 @@ def test_an_incomplete_grade_is_marked_and_graded_again_on_the_next_run(roster, 
                                                            grade(s, o, p))[1])
     assert status == 0 and calls.calls == ["bob"]
     assert any("incomplete grade" in line and "bob" in line for line in lines)
-    assert gradebook(out)["bob"]["status"] == batch.GRADED
+    assert gradebook(out)["bob"]["status"] == GRADED
 
 
 # ------------------------------------------------------------------------------ --build-only
@@ -534,19 +535,19 @@ def test_a_misnamed_or_misplaced_file_is_named_in_the_refusal(tmp_path):
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text("// work\n")
         (folder / "notes.txt").write_text("unrelated\n")
-        problem = batch.submission_problem(batch.Student("s", folder), exercises)
+        problem = batch_roster.submission_problem(batch.Student("s", folder), exercises)
         assert problem.startswith(f"no exercise files in {folder} (expected one folder per "
                                   "chapter, e.g. ch01_programming_model/vector_add.cu)"), problem
         assert problem.endswith(f"; found {path} (should be "
                                 "ch01_programming_model/vector_add.cu)"), (name, problem)
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert "found" not in batch.submission_problem(batch.Student("s", empty), exercises)
+    assert "found" not in batch_roster.submission_problem(batch.Student("s", empty), exercises)
     # A name that is not UTF-8 is named too, in text the UTF-8 gradebook and log can hold.
     odd = tmp_path / "odd"
     (odd / "ch01_programming_model").mkdir(parents=True)
     (odd / "ch01_programming_model" / os.fsdecode(b"Vector\xffAdd.cu")).write_text("//\n")
-    problem = batch.submission_problem(batch.Student("s", odd), exercises)
+    problem = batch_roster.submission_problem(batch.Student("s", odd), exercises)
     assert problem.encode("utf-8").endswith(
         "; found ch01_programming_model/Vector\ufffdAdd.cu (should be "
         "ch01_programming_model/vector_add.cu)".encode("utf-8")), problem

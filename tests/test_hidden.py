@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from fakes import bench_data, fake_bench, fake_gtest, use_fake_build_tools
-from grader import cli, hidden, manifest, meson_plan, model, render
+from grader import cli, hidden, manifest, model, render
 from grader.stages.common import GradeOptions, program_env
 from helpers import ROOT, VECTOR_ADD, run_cli, vector_add
 
@@ -153,16 +153,6 @@ def test_the_hidden_source_is_neither_course_code_nor_a_public_test():
     assert hidden.is_hidden_source(HIDDEN_SOURCE)
     assert HIDDEN_SOURCE.name not in manifest.course_sources(ex)
     assert HIDDEN_SOURCE not in manifest.test_sources(ex)
-
-
-@needs_hidden_source
-def test_meson_plan_names_the_hidden_source_last(capsys):
-    assert meson_plan.main(str(ROOT)) == 0
-    lines = capsys.readouterr().out.splitlines()
-    fields = next(l for l in lines if l.startswith("exercise|vector_add|")).split("|")
-    assert fields[12] == "chapters/ch01_programming_model/vector_add/vector_add_hidden_test.cpp"
-    other = next(l for l in lines if l.startswith("exercise|device_query|")).split("|")
-    assert len(other) == 13 and other[12] == ""
 
 
 @needs_hidden_source

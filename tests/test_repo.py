@@ -1,14 +1,13 @@
-"""The course itself: every manifest loads, every exercise's files exist, the Meson plan."""
+"""The course itself: every manifest loads, every exercise's files exist (the Meson plan has
+tests/test_meson_plan.py)."""
 
 from __future__ import annotations
 
-import io
 import re
-from contextlib import redirect_stdout
 
 import pytest
 
-from grader import manifest, meson_plan
+from grader import manifest
 from helpers import ROOT, needs_solutions
 
 EXERCISES = manifest.discover(ROOT)
@@ -52,34 +51,6 @@ def test_performance_criteria(ex):
 def test_manifests_round_trip_through_load():
     for ex in manifest.discover(ROOT):
         assert manifest.load_manifest(ex.manifest) == ex
-
-
-def test_meson_plan_lists_every_exercise():
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert meson_plan.main(str(ROOT)) == 0
-    records = [line.split("|") for line in out.getvalue().splitlines()]
-    shared = {r[1]: r for r in records if r[0] == "shared"}
-    lines = [r for r in records if r[0] == "exercise"]
-    assert len(shared) + len(lines) == len(records)
-    exercises = manifest.discover(ROOT)
-    assert len(lines) == len(exercises)
-    for fields, ex in zip(lines, exercises):
-        assert len(fields) == 13
-        assert fields[1] == ex.name and fields[2] == ex.chapter
-        assert fields[4] == ",".join(ex.files)
-        assert fields[9] == (f"{ex.chapter}/{ex.shared}" if ex.shared else "")
-        assert fields[10] and fields[11]  # a test and a benchmark source
-        for path in fields[10].split(",") + fields[11].split(","):
-            assert (ROOT / path).is_file(), path
-        assert fields[12] == "" or (ROOT / fields[12]).is_file()  # the hidden test source
-    # Each shared folder once, with the sources compiled once for all its exercises.
-    assert set(shared) == {f"{e.chapter}/{e.shared}" for e in exercises if e.shared}
-    for key, (_, _, folder, sources, _, ceilings) in shared.items():
-        assert (ROOT / folder / f"{key.split('/')[1]}.h").is_file()
-        assert all((ROOT / folder / s).is_file() for s in sources.split(",") if s)
-        assert ceilings == "" or (ROOT / folder / ceilings).is_file()
-        assert ceilings not in sources.split(",")
 
 
 def test_ladders_share_their_course_code():

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, manifest, model, slurm
+from grader import (batch, manifest, model, slurm, slurm_cleanup, slurm_queue,
+                    slurm_scripts)
 from grader.errors import GraderError
 from grader.stages.common import GradeOptions
 from helpers import ROOT, assert_one_line_error, run_cli, vector_add
@@ -37,7 +38,7 @@ def test_the_worst_case_is_every_step_at_its_time_out():
     assert ex.performance  # vector_add has a benchmark
     full = GradeOptions(root=ROOT, submission=ROOT, build_dir=ROOT, seed=1)
     build = slurm.build.CONFIGURE_TIMEOUT_S + slurm.build.BUILD_ALL_TIMEOUT_S
-    checks = slurm.integrity.TOOL_TIMEOUT_S + slurm.technique.TOOL_TIMEOUT_S
+    checks = 2 * slurm.binary.TOOL_TIMEOUT_S
     listing = slurm.tests.LIST_TIMEOUT_S
     assert slurm.worst_case_seconds([ex], full) == \
         build + checks + listing + 60 + 2 * (listing + 300) + 180
@@ -45,8 +46,8 @@ def test_the_worst_case_is_every_step_at_its_time_out():
     assert slurm.worst_case_seconds([ex, ex], only_build) == build + 2 * checks
     plain = dataclasses.replace(full, sanitizer=False, benchmark=False)
     assert slurm.worst_case_seconds([ex], plain) == build + checks + listing + 60
-    assert slurm.slurm_time(1) == "0-00:01:00"
-    assert slurm.slurm_time(24 * 60 + 61) == "1-01:01:00"
+    assert slurm_scripts.slurm_time(1) == "0-00:01:00"
+    assert slurm_scripts.slurm_time(24 * 60 + 61) == "1-01:01:00"
 
 
 def test_the_default_time_limit_is_a_margin_over_the_measured_cost(monkeypatch):
@@ -88,9 +89,9 @@ def test_students_are_cut_into_tasks_in_roster_order(roster):
 # ------------------------------------------------------------------------------ scripts
 
 def test_the_job_array_script(tmp_path):
-    settings = slurm.SlurmSettings(partition="gpu", account="cs149", max_parallel=4,
+    settings = slurm_scripts.SlurmSettings(partition="gpu", account="cs149", max_parallel=4,
                                    scratch="/local/scratch")
-    text = slurm.task_script(tmp_path / "out", 2, 7, settings, 95, 1, "/opt/py", ROOT)
+    text = slurm_scripts.task_script(tmp_path / "out", 2, 7, settings, 95, 1, "/opt/py", ROOT)
     lines = text.splitlines()
     assert lines[0] == "#!/bin/bash"
     for line in ("#SBATCH --array=0-6%4", "#SBATCH --gres=gpu:1", "#SBATCH --partition=gpu",
@@ -101,18 +102,18 @@ def test_the_job_array_script(tmp_path):
     assert "export CCACHE_DIR=${CCACHE_DIR:-/local/scratch/cuda-course-ccache}" in lines
     assert any("/opt/py -m grader slurm-task" in l and "--round 2" in l for l in lines)
     # Build-only tasks ask for no GPU; without a throttle the array has no %N.
-    plain = slurm.task_script(tmp_path / "out", 1, 3, slurm.SlurmSettings(), 10, 0, "py", ROOT)
+    plain = slurm_scripts.task_script(tmp_path / "out", 1, 3, slurm_scripts.SlurmSettings(), 10, 0, "py", ROOT)
     assert "--gres" not in plain and "#SBATCH --array=0-2\n" in plain
     assert "--partition" not in plain and "--account" not in plain
 
 
 @pytest.mark.parametrize("which", ["task", "merge"])
 def test_the_scripts_are_valid_bash(tmp_path, which):
-    settings = slurm.SlurmSettings(partition="p q")  # a space must not break the script
+    settings = slurm_scripts.SlurmSettings(partition="p q")  # a space must not break the script
     if which == "task":
-        text = slurm.task_script(tmp_path / "o u t", 1, 3, settings, 10, 1, sys.executable, ROOT)
+        text = slurm_scripts.task_script(tmp_path / "o u t", 1, 3, settings, 10, 1, sys.executable, ROOT)
     else:
-        text = slurm.merge_script(tmp_path / "o u t", 1, settings, sys.executable, ROOT)
+        text = slurm_scripts.merge_script(tmp_path / "o u t", 1, settings, sys.executable, ROOT)
     script = tmp_path / "s.sh"
     script.write_text(text)
     result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
@@ -138,7 +139,7 @@ def run_task_script(tmp_path, grader_body: str, signals: int = 1,
     fake = tmp_path / "python"
     fake.write_text(STAND_IN)
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    text = slurm.task_script(tmp_path / "out", 1, 1, slurm.SlurmSettings(scratch=str(tmp_path)),
+    text = slurm_scripts.task_script(tmp_path / "out", 1, 1, slurm_scripts.SlurmSettings(scratch=str(tmp_path)),
                              10, 0, str(fake), ROOT)
     script = tmp_path / "task.sbatch"
     script.write_text(text)
@@ -192,7 +193,7 @@ def test_the_job_script_ends_a_program_left_working_in_its_build(tmp_path):
     assert status == 143
     time.sleep(0.5)  # the orphan, were it alive, would have written the folder back by now
     assert not scratch.exists()
-    assert not slurm.processes_working_in(scratch)
+    assert not slurm_cleanup.processes_working_in(scratch)
 
 
 @pytest.mark.parametrize("name", ["", "cuda-course-ccache", "cuda-course-41"])
@@ -218,10 +219,10 @@ def test_the_processes_working_in_a_folder(tmp_path):
                 subprocess.Popen(nap, cwd=neighbour),
                 subprocess.Popen(nap + [str(neighbour)])]
     try:
-        found = slurm.processes_working_in(build)
+        found = slurm_cleanup.processes_working_in(build)
         assert sorted(p for p in found if p in {s.pid for s in sleepers}) == \
             sorted(s.pid for s in sleepers[:3])
-        assert slurm.remove_scratch(build) and not build.exists() and neighbour.is_dir()
+        assert slurm_cleanup.remove_scratch(build) and not build.exists() and neighbour.is_dir()
         assert [s.wait(timeout=5) for s in sleepers[:3]] == [-9, -9, -9]
         assert all(s.poll() is None for s in sleepers[3:])
     finally:
@@ -237,14 +238,14 @@ def test_task_states_from_scontrol():
             "JobId=13 ArrayJobId=11 ArrayTaskId=1 JobState=TIMEOUT Reason=TimeLimit\n"
             "JobId=11 ArrayJobId=11 ArrayTaskId=3-5,7%2 JobState=PENDING Reason=JobArrayTaskLimit\n"
             "JobId=14 ArrayJobId=11 ArrayTaskId=2 JobState=PREEMPTED Reason=None\n")
-    assert slurm.parse_scontrol(text) == {0: "COMPLETED", 1: "TIMEOUT", 2: "PREEMPTED",
+    assert slurm_queue.parse_scontrol(text) == {0: "COMPLETED", 1: "TIMEOUT", 2: "PREEMPTED",
                                           3: "PENDING", 4: "PENDING", 5: "PENDING",
                                           7: "PENDING"}
 
 
 def test_task_states_from_sacct():
     text = "11_0|COMPLETED\n11_1|CANCELLED by 0\n11_2|NODE_FAIL\n110_3|FAILED\n"
-    assert slurm.parse_sacct(text, "11") == {0: "COMPLETED", 1: "CANCELLED", 2: "NODE_FAIL"}
+    assert slurm_queue.parse_sacct(text, "11") == {0: "COMPLETED", 1: "CANCELLED", 2: "NODE_FAIL"}
 
 
 # ------------------------------------------------------------------------------ task, merge
@@ -256,7 +257,7 @@ def start_round(roster, out, group_size=1, regrade=None):
     b = batch.Batch(batch.read_roster(roster), out, [vector_add()], options, None,
                     regrade=regrade, say=lambda line: None)
     said = []
-    slurm.submit(b, slurm.SlurmSettings(group_size=group_size, submit=False), ["vector_add"],
+    slurm.submit(b, slurm_scripts.SlurmSettings(group_size=group_size, submit=False), ["vector_add"],
                  roster, gpus=1, say=said.append)
     return said
 
