@@ -66,6 +66,14 @@ std::vector<std::size_t> written(const unsigned char* zone, std::size_t elements
 
 void wait_for_setup() { CUDA_CHECK(cudaStreamSynchronize(nullptr)); }
 
+::testing::AssertionResult page_locked(const void* host) {
+  cudaPointerAttributes attributes{};
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  if (attributes.type == cudaMemoryTypeHost) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "cudaPointerGetAttributes does not know this pointer: it is pageable memory";
+}
+
 std::size_t free_device_bytes() {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -168,6 +176,55 @@ std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
               "stream argument to every launch and use cudaMemcpyAsync/cudaMemsetAsync on it.";
   }
   return ::testing::AssertionSuccess();
+}
+
+std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph) {
+  std::size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  nodes.resize(count);
+  return nodes;
+}
+
+std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph, cudaGraphNodeType type) {
+  std::vector<cudaGraphNode_t> out;
+  for (cudaGraphNode_t node : graph_nodes(graph)) {
+    cudaGraphNodeType node_type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &node_type));
+    if (node_type == type) out.push_back(node);
+  }
+  return out;
+}
+
+std::vector<cudaGraphNode_t> graph_dependencies(cudaGraphNode_t node) {
+  std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), nullptr, &count));
+#else
+  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), &count));
+#endif
+  nodes.resize(count);
+  return nodes;
+}
+
+std::vector<cudaGraphNode_t> graph_dependents(cudaGraphNode_t node) {
+  std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), nullptr, &count));
+#else
+  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), &count));
+#endif
+  nodes.resize(count);
+  return nodes;
 }
 
 RecordedGraph::RecordedGraph(cudaStream_t stream,

@@ -178,7 +178,7 @@ void keeps_to_its_stream(Launcher which) {
       [&](cudaStream_t s) {
         ran = launched(which, in.data(), n, sweeps, out.data(), scratch.data(), s);
       },
-      {{out.data(), out.bytes(), "out"}, {scratch.data(), scratch.bytes(), "scratch"}}));
+      {course::testing::watched(out, "out"), course::testing::watched(scratch, "scratch")}));
   ASSERT_TRUE(ran);
   EXPECT_TRUE(course::testing::equal(host_jacobi(values, sweeps), out.download(), {{}, "out"}));
 }

@@ -70,10 +70,8 @@ TEST(MatrixSum2dEdge, EmptyMatricesWriteNothingThenASmallOneWorks) {
   GuardedOutput<float> c(kCount);
   matrix_sum_2d(a.data(), b.data(), c.data(), 0, 5, nullptr);
   matrix_sum_2d(a.data(), b.data(), c.data(), 5, 0, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(course::testing::wrote_nothing(c, "c after nx = 0 or ny = 0"));
   const auto poison = course::testing::poison_values<float>(kCount);
-  EXPECT_TRUE(course::testing::equal(poison, c.download(), {{}, "c after nx = 0 or ny = 0"}));
-  EXPECT_TRUE(c.guards_intact("c after nx = 0 or ny = 0"));
   matrix_sum_2d(a.data(), b.data(), c.data(), 3, 2, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> expected = poison;

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <climits>
-#include <cstring>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -29,17 +28,7 @@ using course::testing::GuardedInput;
 
 constexpr int kGuard = 16;  // poisoned elements after `partial` and after *out
 
-long long poison_value() {
-  long long value;
-  std::memset(&value, course::kPoisonByte, sizeof value);
-  return value;
-}
-
-long long host_sum(const std::vector<int>& values, std::size_t first) {
-  long long sum = 0;
-  for (std::size_t i = first; i < values.size(); ++i) sum += values[i];
-  return sum;
-}
+using course::testing::host_sum;
 
 // Runs the rung on in[misalign .. misalign + n) and checks the sum, the guards after the
 // scratch buffer and after *out, and that the input is untouched.
@@ -59,14 +48,11 @@ void check_reduce(int n, int block_size, int misalign, int lo, int hi) {
                            " ints with block_size = " + std::to_string(block_size);
   EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(values, misalign)},
                                      std::vector<long long>{got[0]}, {{}, what}));
-  EXPECT_TRUE(course::testing::equal(std::vector<long long>(kGuard, poison_value()),
-                                     std::vector<long long>(got.begin() + 1, got.end()),
-                                     {{}, "memory after *out (must not be written)"}));
+  EXPECT_TRUE(course::testing::poison_after(got, 1, "memory after *out (must not be written)"));
   const auto scratch = partial.download();
-  EXPECT_TRUE(course::testing::equal(
-      std::vector<long long>(kGuard, poison_value()),
-      std::vector<long long>(scratch.begin() + static_cast<std::ptrdiff_t>(capacity), scratch.end()),
-      {{}, "memory after partial[reduce_partial_capacity(n, block_size)) (must not be written)"}));
+  EXPECT_TRUE(course::testing::poison_after(
+      scratch, capacity,
+      "memory after partial[reduce_partial_capacity(n, block_size)) (must not be written)"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 

@@ -35,9 +35,7 @@ void check_branches(std::size_t n) {
 class WarpDivergence : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(WarpDivergence, MatchesTheDivergentKernel) { check_branches(GetParam()); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 // The adversarial sizes, with the 64-element pair of warps' edges (2, 63, 64) added.
 INSTANTIATE_TEST_SUITE_P(Small, WarpDivergence,

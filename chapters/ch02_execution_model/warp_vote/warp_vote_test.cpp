@@ -198,7 +198,7 @@ TEST(WarpVoteEdge, RunsOnTheGivenStream) {
         compact_if_greater(in.data(), n, input.threshold, out.data(), count.data(),
                            scratch.data(), s);
       },
-      {{out.data(), out.bytes(), "out"}, {count.data(), count.bytes(), "count"}}));
+      {course::testing::watched(out, "out"), course::testing::watched(count, "count")}));
   EXPECT_TRUE(compacted(input, out.download(), count.download()[0], ""));
 }
 

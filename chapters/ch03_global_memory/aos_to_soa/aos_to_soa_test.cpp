@@ -62,9 +62,7 @@ class AosToSoa : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(AosToSoa, ConvertsEveryField) { check_conversion(static_cast<int>(GetParam())); }
 TEST_P(AosToSoa, DriftMatchesReference) { check_drift(static_cast<int>(GetParam())); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 INSTANTIATE_TEST_SUITE_P(Small, AosToSoa, ::testing::ValuesIn(course::testing::small_sizes({4099})),
                          size_name);
 INSTANTIATE_TEST_SUITE_P(Large, AosToSoa,

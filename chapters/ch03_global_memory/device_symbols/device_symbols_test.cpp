@@ -115,9 +115,7 @@ void check_apply(std::size_t n) {
 class ApplyCoefficients : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(ApplyCoefficients, MatchesReference) { check_apply(GetParam()); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 // The adversarial sizes; 1024 is also the coefficient count, 4099 wraps it four times.
 INSTANTIATE_TEST_SUITE_P(Small, ApplyCoefficients,
                          ::testing::ValuesIn(course::testing::small_sizes({4099})), size_name);

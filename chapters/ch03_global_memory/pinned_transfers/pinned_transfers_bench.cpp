@@ -15,6 +15,7 @@
 #include "course/bench.h"
 #include "course/buffers.h"
 #include "course/random.h"
+#include "course/testing_common.h"
 
 void course::run_benchmark(course::Benchmark& bench) {
   const std::size_t n = std::size_t{1} << 24;  // 64 MiB: copies this long run at the link's full rate
@@ -55,10 +56,8 @@ void course::run_benchmark(course::Benchmark& bench) {
   }
   // The student's.
   {
-    struct Free {
-      void operator()(float* p) const { free_pinned(p); }
-    };
-    std::unique_ptr<float[], Free> src(alloc_pinned(n)), dst(alloc_pinned(n));
+    using Pinned = course::testing::Owned<float[], free_pinned>;
+    Pinned src(alloc_pinned(n)), dst(alloc_pinned(n));
     if (!src || !dst) {
       bench.fail("alloc_pinned returned nullptr");
       return;

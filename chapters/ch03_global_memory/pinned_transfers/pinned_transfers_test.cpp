@@ -13,25 +13,18 @@
 
 namespace {
 
-struct PinnedDeleter {
-  void operator()(float* p) const { free_pinned(p); }
-};
-using Pinned = std::unique_ptr<float[], PinnedDeleter>;
+using Pinned = course::testing::Owned<float[], free_pinned>;
 
 Pinned pinned(std::size_t n) {
-  Pinned p(alloc_pinned(n));
-  if (n > 0 && p == nullptr) ADD_FAILURE() << "alloc_pinned(" << n << ") returned nullptr";
-  return p;
+  return course::testing::owned_result<Pinned>(alloc_pinned(n), n == 0,
+                                               "alloc_pinned(" + std::to_string(n) + ")");
 }
 
 TEST(PinnedTransfers, AllocPinnedReturnsPageLockedMemory) {
   const std::size_t n = 12345;
   Pinned p = pinned(n);
   ASSERT_NE(p, nullptr);
-  cudaPointerAttributes attributes{};
-  CUDA_CHECK(cudaPointerGetAttributes(&attributes, p.get()));
-  EXPECT_EQ(attributes.type, cudaMemoryTypeHost)
-      << "cudaPointerGetAttributes does not know this pointer: it is pageable memory";
+  EXPECT_TRUE(course::testing::page_locked(p.get()));
   // The whole range is usable from the host.
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -1.f, 1.f, rng);
@@ -127,9 +120,7 @@ struct StagedCase {
 class StagedUpload : public ::testing::TestWithParam<StagedCase> {};
 TEST_P(StagedUpload, MatchesSource) { check_staged(GetParam().n, GetParam().staging); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 std::string staged_name(const ::testing::TestParamInfo<StagedCase>& info) {
   return "n_" + std::to_string(info.param.n) + "_staging_" + std::to_string(info.param.staging);
 }

@@ -71,15 +71,9 @@ TEST(Pitched2D, UploadDownloadRoundTrips) {
 
 // The heights of the copies a recorded graph holds: a 2D copy moves every row in one.
 std::vector<std::size_t> copy_heights(const course::testing::RecordedGraph& recorded) {
-  std::size_t total = 0;
-  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nullptr, &total));
-  std::vector<cudaGraphNode_t> nodes(total);
-  if (total > 0) CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nodes.data(), &total));
   std::vector<std::size_t> heights;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type != cudaGraphNodeTypeMemcpy) continue;
+  for (cudaGraphNode_t node :
+       course::testing::graph_nodes(recorded.graph(), cudaGraphNodeTypeMemcpy)) {
     cudaMemcpy3DParms params{};
     CUDA_CHECK(cudaGraphMemcpyNodeGetParams(node, &params));
     heights.push_back(params.extent.height * params.extent.depth);
@@ -247,7 +241,7 @@ TEST(Pitched2DEdge, DownloadRunsOnTheGivenStream) {
   std::memset(host.data(), course::kPoisonByte, host.bytes());
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { pitched_download(host.data(), src.p, s); },
-      {{host.data(), host.bytes(), "host"}}));
+      {course::testing::watched(host, "host")}));
   EXPECT_TRUE(course::testing::equal(values, std::vector<float>(host.data(), host.data() + n),
                                      rows_of(src.p, "host after pitched_download")));
 }

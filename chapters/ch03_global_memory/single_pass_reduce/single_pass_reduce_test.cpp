@@ -15,11 +15,7 @@ namespace {
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
 
-long long host_sum(const std::vector<int>& values, std::size_t first = 0) {
-  long long sum = 0;
-  for (std::size_t i = first; i < values.size(); ++i) sum += values[i];
-  return sum;
-}
+using course::testing::host_sum;
 
 std::vector<int> random_values(std::size_t n, std::mt19937_64& rng) {
   // Full-range ints: any int accumulator overflows.
@@ -73,9 +69,7 @@ void check_sum(std::size_t n, std::size_t misalign) {
 class SinglePassReduce : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(SinglePassReduce, SumsRandomInts) { check_sum(GetParam(), 0); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 INSTANTIATE_TEST_SUITE_P(Small, SinglePassReduce,
                          ::testing::ValuesIn(course::testing::small_sizes({0})), size_name);
 // 2^24 ints need many times more blocks' worth of elements than any grid that fills the GPU.

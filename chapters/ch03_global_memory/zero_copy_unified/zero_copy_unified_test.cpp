@@ -65,9 +65,7 @@ TEST_P(SaxpyManaged, PrefetchedMatchesReference) {
   check_managed(GetParam(), saxpy_managed_prefetched);
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 INSTANTIATE_TEST_SUITE_P(Small, SaxpyZeroCopy, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
 INSTANTIATE_TEST_SUITE_P(Large, SaxpyZeroCopy,
@@ -169,7 +167,7 @@ TEST(ZeroCopyUnifiedEdge, RunsOnTheGivenStream) {
   auto out = course::testing::poisoned_output<float>(n);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { saxpy_zero_copy(in.data(), out.data(), p.factor, p.offset, n, s); },
-      {{out.data(), out.bytes(), "out"}}));
+      {course::testing::watched(out, "out")}));
   EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
                                      out.download(), kTolerance, {{}, "out"}));
 }
@@ -185,7 +183,7 @@ void check_managed_keeps_to_stream(Call call) {
   std::memset(out.data(), course::kPoisonByte, out.bytes());
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { call(in.data(), out.data(), p.factor, p.offset, n, s); },
-      {{out.data(), out.bytes(), "out"}}));
+      {course::testing::watched(out, "out")}));
   EXPECT_TRUE(course::testing::close(saxpy_reference(values.data(), n, p.factor, p.offset),
                                      std::vector<float>(out.data(), out.data() + n), kTolerance,
                                      {{}, "out"}));

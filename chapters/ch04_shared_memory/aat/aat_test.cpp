@@ -65,10 +65,7 @@ TEST(AatEdge, EmptyMatrixWritesNothingThenSmallWorks) {
   GuardedInput<float> a(course::random_floats(kCount, -1.f, 1.f, rng));
   GuardedOutput<float> c(kCount);
   aat(a.data(), c.data(), 0, 4, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount), c.download(),
-                                     {{}, "C after a call with m = 0"}));
-  EXPECT_TRUE(c.guards_intact("C after a call with m = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(c, "C after a call with m = 0"));
   // The same buffers then take a real 5 x 3 call, so doing nothing does not pass.
   aat(a.data(), c.data(), 5, 3, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -77,9 +74,7 @@ TEST(AatEdge, EmptyMatrixWritesNothingThenSmallWorks) {
   EXPECT_TRUE(course::testing::close(aat_reference(used, 5, 3),
                                      std::vector<float>(all.begin(), all.begin() + 25),
                                      tolerance_for(3), {{5, 5}, "C after a 5 x 3 call"}));
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount - 25),
-                                     std::vector<float>(all.begin() + 25, all.end()),
-                                     {{}, "memory after C[25) (must not be written)"}));
+  EXPECT_TRUE(course::testing::poison_after(all, 25, "memory after C[25) (must not be written)"));
   EXPECT_TRUE(c.guards_intact("C after a 5 x 3 call"));
 }
 
@@ -90,7 +85,7 @@ TEST(AatEdge, RunsOnTheGivenStream) {
   GuardedOutput<float> c(static_cast<std::size_t>(d.m) * d.m);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { aat(a.data(), c.data(), d.m, d.k, s); },
-      {{c.data(), c.size() * sizeof(float), "C"}}));
+      {course::testing::watched(c, "C")}));
   EXPECT_TRUE(course::testing::close(
       aat_reference(a.host(), d.m, d.k), c.download(), tolerance_for(d.k),
       {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.m)}, "C (m x m)"}));
@@ -107,7 +102,7 @@ TEST(AatEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, A refilled"}) {
     const auto a_host = course::random_floats(a.size(), -1.f, 1.f, rng);
     a.upload(a_host);
-    course::testing::fill_device_bytes(c.data(), course::kPoisonByte, c.size() * sizeof(float));
+    c.repoison();
     aat(a.data(), c.data(), d.m, d.k, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(

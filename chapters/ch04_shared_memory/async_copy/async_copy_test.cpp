@@ -76,10 +76,7 @@ TEST(AsyncCopyEdge, EmptyInputWritesNothingThenSmallWorks) {
   GuardedInput<float> in(course::random_floats(kCount, -1.f, 1.f, rng));
   GuardedOutput<float> out(kCount);
   async_copy(in.data(), out.data(), 0, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount),
-                                     out.download(), {{}, "out after a call with n = 0"}));
-  EXPECT_TRUE(out.guards_intact("out after a call with n = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(out, "out after a call with n = 0"));
   // The same buffers then take a real n = 10 call, so doing nothing does not pass.
   async_copy(in.data(), out.data(), 10, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -87,9 +84,8 @@ TEST(AsyncCopyEdge, EmptyInputWritesNothingThenSmallWorks) {
   EXPECT_TRUE(course::testing::close(async_copy_reference(in.host(), 0, 10),
                                      std::vector<float>(all.begin(), all.begin() + 10),
                                      kTolerance, {{}, "out after an n = 10 call"}));
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount - 10),
-                                     std::vector<float>(all.begin() + 10, all.end()),
-                                     {{}, "memory after out[10) (must not be written)"}));
+  EXPECT_TRUE(
+      course::testing::poison_after(all, 10, "memory after out[10) (must not be written)"));
   EXPECT_TRUE(out.guards_intact("out after an n = 10 call"));
 }
 
@@ -101,7 +97,7 @@ TEST(AsyncCopyEdge, RunsOnTheGivenStream) {
   GuardedOutput<float> out(n);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { async_copy(in.data() + kInOffset, out.data(), n, s); },
-      {{out.data(), out.size() * sizeof(float), "out"}}));
+      {course::testing::watched(out, "out")}));
   EXPECT_TRUE(course::testing::close(async_copy_reference(in.host(), kInOffset, n),
                                      out.download(), kTolerance, {{}, "out"}));
   EXPECT_TRUE(out.guards_intact("out"));
@@ -117,7 +113,7 @@ TEST(AsyncCopyEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(n, -1.f, 1.f, rng);
     in.upload(in_host);
-    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
+    out.repoison();
     async_copy(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(async_copy_reference(in_host, 0, n), out.download(),

@@ -14,7 +14,6 @@ namespace {
 
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
-using course::testing::poison_values;
 
 template <class T, class Launch, class Reference>
 void check(std::size_t n, Launch launch, Reference reference, cudaStream_t stream) {
@@ -28,9 +27,7 @@ void check(std::size_t n, Launch launch, Reference reference, cudaStream_t strea
   EXPECT_TRUE(in.unchanged("in"));
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n" + std::to_string(info.param);
-}
+using course::testing::compact_size_name;
 
 // The segment sums come first: a version that deadlocks at its barrier then times out before
 // any case has passed.
@@ -58,10 +55,13 @@ std::vector<std::size_t> small_sizes() {
 const auto kLargeSizes = course::testing::large_sizes({(1 << 22) + 3, 10000019});
 
 INSTANTIATE_TEST_SUITE_P(Small, BarriersSegmentSum, ::testing::ValuesIn(small_sizes()),
-                         size_name);
-INSTANTIATE_TEST_SUITE_P(Large, BarriersSegmentSum, ::testing::ValuesIn(kLargeSizes), size_name);
-INSTANTIATE_TEST_SUITE_P(Small, BarriersRotate, ::testing::ValuesIn(small_sizes()), size_name);
-INSTANTIATE_TEST_SUITE_P(Large, BarriersRotate, ::testing::ValuesIn(kLargeSizes), size_name);
+                         compact_size_name);
+INSTANTIATE_TEST_SUITE_P(Large, BarriersSegmentSum, ::testing::ValuesIn(kLargeSizes),
+                         compact_size_name);
+INSTANTIATE_TEST_SUITE_P(Small, BarriersRotate, ::testing::ValuesIn(small_sizes()),
+                         compact_size_name);
+INSTANTIATE_TEST_SUITE_P(Large, BarriersRotate, ::testing::ValuesIn(kLargeSizes),
+                         compact_size_name);
 
 TEST(BarriersEdge, EmptyInputWritesNothingThenSmallWorks) {
   constexpr int kCount = 64;
@@ -71,13 +71,8 @@ TEST(BarriersEdge, EmptyInputWritesNothingThenSmallWorks) {
   GuardedOutput<long long> sums(kCount);
   barriers_rotate(in.data(), rotated.data(), 0, nullptr);
   barriers_segment_sum(in.data(), sums.data(), 0, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_values<int>(kCount), rotated.download(),
-                                     {{}, "rotate's out after n = 0"}));
-  EXPECT_TRUE(course::testing::equal(poison_values<long long>(kCount), sums.download(),
-                                     {{}, "segment_sum's out after n = 0"}));
-  EXPECT_TRUE(rotated.guards_intact("rotate's out after n = 0"));
-  EXPECT_TRUE(sums.guards_intact("segment_sum's out after n = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(rotated, "rotate's out after n = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(sums, "segment_sum's out after n = 0"));
   // Then real calls on the same buffers, so doing nothing does not pass.
   const int n = kCount - 1;
   barriers_rotate(in.data(), rotated.data(), n, nullptr);
@@ -85,9 +80,9 @@ TEST(BarriersEdge, EmptyInputWritesNothingThenSmallWorks) {
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<int> used(in.host().begin(), in.host().begin() + n);
   auto want_rotated = barriers_rotate_reference(used);
-  want_rotated.push_back(poison_values<int>(1)[0]);
+  want_rotated.push_back(course::testing::poison_value<int>());
   auto want_sums = barriers_segment_sum_reference(used);
-  want_sums.push_back(poison_values<long long>(1)[0]);
+  want_sums.push_back(course::testing::poison_value<long long>());
   EXPECT_TRUE(course::testing::equal(want_rotated, rotated.download(),
                                      {{}, "rotate's out after n = 63 (the last must stay)"}));
   EXPECT_TRUE(course::testing::equal(want_sums, sums.download(),
@@ -104,7 +99,7 @@ void check_keeps_to_stream(Launch launch, Reference reference, const std::string
   GuardedOutput<T> out(n);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t stream) { launch(in.data(), out.data(), n, stream); },
-      {{out.data(), out.size() * sizeof(T), what}}));
+      {course::testing::watched(out, what)}));
   EXPECT_TRUE(course::testing::equal(reference(in.host()), out.download(), {{}, what}));
   EXPECT_TRUE(out.guards_intact(what));
 }
@@ -129,7 +124,7 @@ void check_calls_again(Launch launch, Reference reference, const std::string& wh
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_ints(n, INT_MIN, INT_MAX, rng);
     in.upload(in_host);
-    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(T));
+    out.repoison();
     launch(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(reference(in_host), out.download(),

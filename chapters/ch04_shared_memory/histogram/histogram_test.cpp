@@ -106,7 +106,7 @@ TEST(HistogramEdge, RunsOnTheGivenStream) {
   GuardedOutput<unsigned> bins(static_cast<std::size_t>(c.num_bins));
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { histogram(in.data(), c.n, bins.data(), c.num_bins, s); },
-      {{bins.data(), bins.size() * sizeof(unsigned), "bins"}}));
+      {course::testing::watched(bins, "bins")}));
   EXPECT_TRUE(course::testing::equal(host_histogram(in.host(), c.num_bins), bins.download(),
                                      {{}, "bins (count per bin)"}));
   EXPECT_TRUE(bins.guards_intact("bins (num_bins)"));
@@ -122,7 +122,7 @@ TEST(HistogramEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = make_values(c, rng);
     in.upload(in_host);
-    course::testing::fill_device_bytes(bins.data(), course::kPoisonByte, bins.size() * sizeof(unsigned));
+    bins.repoison();
     histogram(in.data(), c.n, bins.data(), c.num_bins, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(host_histogram(in_host, c.num_bins), bins.download(),

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,11 +26,7 @@ struct Dims {
 // Guard elements after C: a kernel that writes past M * N changes them.
 constexpr int kGuard = 64;
 
-std::vector<float> poison_vector(std::size_t n) {
-  std::vector<float> v(n);
-  std::memset(v.data(), course::kPoisonByte, n * sizeof(float));
-  return v;
-}
+using course::testing::poison_values;
 
 // Float sums of K products of values in [-1, 1] drift from the double reference by roughly
 // eps * K in the worst case; a missing or doubled term is off by far more.
@@ -51,12 +46,11 @@ void check_matmul(Dims d, cudaStream_t stream) {
 
   const auto all = c.download();
   const std::vector<float> got(all.begin(), all.begin() + c_n);
-  const std::vector<float> tail(all.begin() + c_n, all.end());
   EXPECT_TRUE(course::testing::close(
       matmul_ladder_reference(a.host(), b.host(), d.m, d.n, d.k), got, tolerance_for(d.k),
       {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.n)}, "C (M x N)"}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), tail,
-                                     {{}, "memory after C[M * N) (must not be written)"}));
+  EXPECT_TRUE(
+      course::testing::poison_after(all, c_n, "memory after C[M * N) (must not be written)"));
   EXPECT_TRUE(a.unchanged("A"));
   EXPECT_TRUE(b.unchanged("B"));
 }
@@ -95,21 +89,17 @@ TEST(MatmulEdge, EmptyProductWritesNothingThenSmallWorks) {
   COURSE_EXERCISE(a.data(), b.data(), c.data(), 0, 4, 4, nullptr);
   COURSE_EXERCISE(a.data(), b.data(), c.data(), 4, 0, 4, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard), c.download(),
+  EXPECT_TRUE(course::testing::equal(poison_values<float>(kGuard), c.download(),
                                      {{}, "C after calls with M = 0 or N = 0"}));
   // The same buffers then take a real 3 x 5 x 4 product, so doing nothing does not pass.
   COURSE_EXERCISE(a.data(), b.data(), c.data(), 3, 5, 4, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  auto expected = matmul_ladder_reference(a.host(), b.host(), 3, 5, 4);
-  const auto rest = poison_vector(kGuard - 15);
-  expected.insert(expected.end(), rest.begin(), rest.end());
-  // Poison (NaN) positions compare exactly by bytes below; the product part with tolerance.
+  // The product part with tolerance; the poison (NaN) after it compares exactly by bytes.
   const auto all = c.download();
-  EXPECT_TRUE(course::testing::close(std::vector<float>(expected.begin(), expected.begin() + 15),
+  EXPECT_TRUE(course::testing::close(matmul_ladder_reference(a.host(), b.host(), 3, 5, 4),
                                      std::vector<float>(all.begin(), all.begin() + 15),
                                      tolerance_for(4), {{3, 5}, "C after a 3 x 5 x 4 call"}));
-  EXPECT_TRUE(course::testing::equal(rest, std::vector<float>(all.begin() + 15, all.end()),
-                                     {{}, "memory after C[15) (must not be written)"}));
+  EXPECT_TRUE(course::testing::poison_after(all, 15, "memory after C[15) (must not be written)"));
 }
 
 // C (M x N) within tolerance of the product of a_host and b_host, and the kGuard elements
@@ -122,9 +112,8 @@ void expect_product(const std::vector<float>& a_host, const std::vector<float>& 
       matmul_ladder_reference(a_host, b_host, d.m, d.n, d.k),
       std::vector<float>(all.begin(), all.begin() + c_n), tolerance_for(d.k),
       {{static_cast<std::size_t>(d.m), static_cast<std::size_t>(d.n)}, what}));
-  EXPECT_TRUE(course::testing::equal(poison_vector(kGuard),
-                                     std::vector<float>(all.begin() + c_n, all.end()),
-                                     {{}, "memory after C[M * N) (must not be written)"}));
+  EXPECT_TRUE(
+      course::testing::poison_after(all, c_n, "memory after C[M * N) (must not be written)"));
 }
 
 TEST(MatmulEdge, RunsOnTheGivenStream) {
@@ -135,7 +124,7 @@ TEST(MatmulEdge, RunsOnTheGivenStream) {
   auto c = course::testing::poisoned_output<float>(static_cast<std::size_t>(d.m) * d.n + kGuard);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { COURSE_EXERCISE(a.data(), b.data(), c.data(), d.m, d.n, d.k, s); },
-      {{c.data(), c.bytes(), "C"}}));
+      {course::testing::watched(c, "C")}));
   expect_product(a.host(), b.host(), d, c, "C (M x N)");
 }
 

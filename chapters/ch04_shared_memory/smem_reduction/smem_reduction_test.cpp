@@ -19,11 +19,7 @@ struct Case {
   int block_size;
 };
 
-long long host_sum(const std::vector<int>& v, std::size_t first, std::size_t count) {
-  long long sum = 0;
-  for (std::size_t i = first; i < first + count; ++i) sum += v[i];
-  return sum;
-}
+using course::testing::host_sum;
 
 // Sums n random ints over the whole int range (the exact sum needs 64 bits), starting
 // `offset` ints into the allocation so that vectorised loads must handle misalignment.
@@ -107,7 +103,7 @@ TEST(SmemReductionEdge, RunsOnTheGivenStream) {
   auto out = course::testing::poisoned_output<long long>(1);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { smem_reduction(in.data() + kOffset, n, 256, out.data(), s); },
-      {{out.data(), out.bytes(), "*out"}}));
+      {course::testing::watched(out, "*out")}));
   EXPECT_TRUE(course::testing::equal(std::vector<long long>{host_sum(in.host(), kOffset, n)},
                                      out.download(), {{}, "*out (the sum)"}));
 }

@@ -64,11 +64,7 @@ TEST(TransposeSharedEdge, EmptyMatrixWritesNothingThenSmallWorks) {
   GuardedOutput<float> out(kCount);
   transpose_shared(in.data(), out.data(), 0, 5, nullptr);
   transpose_shared(in.data(), out.data(), 5, 0, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount),
-                                     out.download(),
-                                     {{}, "out after calls with rows = 0 or cols = 0"}));
-  EXPECT_TRUE(out.guards_intact("out after calls with rows = 0 or cols = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(out, "out after calls with rows = 0 or cols = 0"));
   // The same buffers then take a real 3 x 5 call, so doing nothing does not pass.
   transpose_shared(in.data(), out.data(), 3, 5, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -87,7 +83,7 @@ TEST(TransposeSharedEdge, RunsOnTheGivenStream) {
   GuardedOutput<float> out(kRows * kCols);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { transpose_shared(in.data(), out.data(), kRows, kCols, s); },
-      {{out.data(), out.size() * sizeof(float), "out"}}));
+      {course::testing::watched(out, "out")}));
   EXPECT_TRUE(course::testing::equal(transpose_shared_reference(in.host(), kRows, kCols),
                                      out.download(), {{kCols, kRows}, "out (cols x rows)"}));
   EXPECT_TRUE(out.guards_intact("out (rows * cols)"));
@@ -103,7 +99,7 @@ TEST(TransposeSharedEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, in refilled"}) {
     const auto in_host = course::random_floats(in.size(), -1000.f, 1000.f, rng);
     in.upload(in_host);
-    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
+    out.repoison();
     transpose_shared(in.data(), out.data(), kRows, kCols, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::equal(transpose_shared_reference(in_host, kRows, kCols),

@@ -47,17 +47,15 @@ class ConstantBroadcast : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(ConstantBroadcast, MatchesReference) { check_random(GetParam(), nullptr); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n" + std::to_string(info.param);
-}
+using course::testing::compact_size_name;
 
 // Around a warp, a block and the 256 segments, and past any sensible grid (grid-stride loops).
 INSTANTIATE_TEST_SUITE_P(Small, ConstantBroadcast,
                          ::testing::ValuesIn(course::testing::small_sizes({2, 511, 8191})),
-                         size_name);
+                         compact_size_name);
 INSTANTIATE_TEST_SUITE_P(Large, ConstantBroadcast,
                          ::testing::ValuesIn(course::testing::large_sizes({(1u << 24) + 3})),
-                         size_name);
+                         compact_size_name);
 
 // For every segment: its first value (t = 0), its last float (t just below 1) and one inside;
 // then values outside [0, 1), where the end segments extend (t < 0 or t >= 1). Shuffled, so
@@ -125,10 +123,7 @@ TEST(ConstantBroadcastEdge, EmptyInputWritesNothingThenSmallWorks) {
   GuardedInput<float> in(course::random_floats(kCount, 0.0f, 1.0f, rng));
   GuardedOutput<float> out(kCount);
   constant_broadcast(in.data(), out.data(), 0, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount),
-                                     out.download(), {{}, "y after a call with n = 0"}));
-  EXPECT_TRUE(out.guards_intact("y after a call with n = 0"));
+  EXPECT_TRUE(course::testing::wrote_nothing(out, "y after a call with n = 0"));
   // The same buffers then take a real n = 10 call, so doing nothing does not pass.
   constant_broadcast(in.data(), out.data(), 10, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -137,9 +132,8 @@ TEST(ConstantBroadcastEdge, EmptyInputWritesNothingThenSmallWorks) {
   EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, used),
                                      std::vector<float>(all.begin(), all.begin() + 10),
                                      kTolerance, {{}, "y after an n = 10 call"}));
-  EXPECT_TRUE(course::testing::equal(course::testing::poison_values<float>(kCount - 10),
-                                     std::vector<float>(all.begin() + 10, all.end()),
-                                     {{}, "memory after y[10) (must not be written)"}));
+  EXPECT_TRUE(
+      course::testing::poison_after(all, 10, "memory after y[10) (must not be written)"));
   EXPECT_TRUE(out.guards_intact("y after an n = 10 call"));
 }
 
@@ -152,7 +146,7 @@ TEST(ConstantBroadcastEdge, RunsOnTheGivenStream) {
   GuardedOutput<float> out(n);
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { constant_broadcast(in.data(), out.data(), n, s); },
-      {{out.data(), out.size() * sizeof(float), "y"}}));
+      {course::testing::watched(out, "y")}));
   EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, in.host()),
                                      out.download(), kTolerance, {{}, "y"}));
   EXPECT_TRUE(out.guards_intact("y"));
@@ -170,7 +164,7 @@ TEST(ConstantBroadcastEdge, CallsAgainWithNewInputs) {
   for (const std::string call : {"first call", "second call, x refilled"}) {
     const auto x = course::random_floats(n, 0.0f, 1.0f, rng);
     in.upload(x);
-    course::testing::fill_device_bytes(out.data(), course::kPoisonByte, out.size() * sizeof(float));
+    out.repoison();
     constant_broadcast(in.data(), out.data(), n, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(course::testing::close(constant_broadcast_reference(curve, x), out.download(),

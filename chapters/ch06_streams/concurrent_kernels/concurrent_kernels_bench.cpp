@@ -28,13 +28,12 @@
 #include "course/buffers.h"
 #include "course/device_random.h"
 #include "course/random.h"
+#include "course/testing_common.h"
 #include "concurrent_kernels_baseline.h"
 
 namespace {
 
-struct PoolDeleter {
-  void operator()(StreamPool* pool) const { destroy_stream_pool(pool); }
-};
+using Pool = course::testing::Owned<StreamPool, destroy_stream_pool>;
 
 }  // namespace
 
@@ -80,7 +79,7 @@ void course::run_benchmark(course::Benchmark& bench) {
       },
       course::TimedIo{expected_io, every_task_changed});
 
-  std::unique_ptr<StreamPool, PoolDeleter> pool(create_stream_pool(pool_size));
+  Pool pool(create_stream_pool(pool_size));
   if (pool == nullptr) {
     bench.fail("create_stream_pool returned nullptr");
     return;

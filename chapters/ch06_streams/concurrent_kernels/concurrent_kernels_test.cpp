@@ -15,21 +15,15 @@ namespace {
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
 
-struct PoolDeleter {
-  void operator()(StreamPool* pool) const { destroy_stream_pool(pool); }
-};
-using Pool = std::unique_ptr<StreamPool, PoolDeleter>;
+using Pool = course::testing::Owned<StreamPool, destroy_stream_pool>;
 
 Pool make_pool(int count) {
-  Pool pool(create_stream_pool(count));
-  if (pool == nullptr) ADD_FAILURE() << "create_stream_pool(" << count << ") returned nullptr";
-  return pool;
+  return course::testing::owned_result<Pool>(create_stream_pool(count), false,
+                                             "create_stream_pool(" + std::to_string(count) + ")");
 }
 
 std::vector<float> reference(const std::vector<float>& in, int iterations) {
-  std::vector<float> out(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = task_chain(in[i], iterations);
-  return out;
+  return course::testing::host_map(in, [=](float x) { return task_chain(x, iterations); });
 }
 
 // Every task's input and output in buffers of their own, the outputs between poisoned guards,

@@ -44,34 +44,8 @@ std::vector<float> random_inputs(std::size_t n, std::mt19937_64& rng) {
   return course::random_floats(n, -1.f, 1.f, rng);
 }
 
-// The runtime changed these two signatures in CUDA 13 (edge data); the tests need neither.
-std::vector<cudaGraphNode_t> dependencies_of(cudaGraphNode_t node) {
-  std::size_t count = 0;
-#if CUDART_VERSION >= 13000
-  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), nullptr, &count));
-#else
-  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), &count));
-#endif
-  return nodes;
-}
-
-std::vector<cudaGraphNode_t> dependents_of(cudaGraphNode_t node) {
-  std::size_t count = 0;
-#if CUDART_VERSION >= 13000
-  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), nullptr, &count));
-#else
-  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), &count));
-#endif
-  return nodes;
-}
+using course::testing::graph_dependencies;
+using course::testing::graph_dependents;
 
 // Success when `graph` is exactly `steps` kernel nodes, each depending on the one before.
 ::testing::AssertionResult is_chain_of_kernels(cudaGraph_t graph, int steps) {
@@ -79,16 +53,9 @@ std::vector<cudaGraphNode_t> dependents_of(cudaGraphNode_t node) {
     return ::testing::AssertionFailure()
            << "StepGraph::graph is nullptr: build_step_graph must keep the graph it recorded "
               "(the one it instantiated) there";
-  std::size_t count = 0;
-  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  std::size_t kernels = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel) ++kernels;
-  }
+  const std::size_t count = course::testing::graph_nodes(graph).size();
+  const std::size_t kernels =
+      course::testing::graph_nodes(graph, cudaGraphNodeTypeKernel).size();
   if (count != static_cast<std::size_t>(steps) || kernels != count)
     return ::testing::AssertionFailure()
            << "the graph has " << count << (count == 1 ? " node" : " nodes") << " ("
@@ -108,17 +75,17 @@ std::vector<cudaGraphNode_t> dependents_of(cudaGraphNode_t node) {
   cudaGraphNode_t node = nullptr;
   CUDA_CHECK(cudaGraphGetRootNodes(graph, &node, &root_count));
   for (int position = 1;; ++position) {
-    const auto after = dependents_of(node);
+    const auto after = graph_dependents(node);
     if (after.empty()) {
       if (position == steps) return ::testing::AssertionSuccess();
       return ::testing::AssertionFailure()
              << "the chain from the root ends after " << position << " of " << steps
              << " nodes: some steps do not depend on the one before";
     }
-    if (after.size() > 1 || dependencies_of(after.front()).size() != 1)
+    if (after.size() > 1 || graph_dependencies(after.front()).size() != 1)
       return ::testing::AssertionFailure()
              << "node " << position << " of the chain has " << after.size()
-             << " dependents and the next has " << dependencies_of(after.front()).size()
+             << " dependents and the next has " << graph_dependencies(after.front()).size()
              << " dependencies; in a chain each step depends on exactly the one before";
     node = after.front();
   }

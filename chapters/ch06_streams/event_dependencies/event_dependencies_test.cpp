@@ -178,9 +178,7 @@ TEST_P(RunDag, WaitsForBothProducers) { check_dag(GetParam(), {true, true, false
 TEST_P(RunDag, WaitsForWorkOnStreamC) { check_dag(GetParam(), {false, false, true}); }
 TEST_P(RunDag, WaitsForEverything) { check_dag(GetParam(), {true, true, true}); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 INSTANTIATE_TEST_SUITE_P(Small, RunDag, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);
@@ -237,18 +235,7 @@ std::set<cudaGraphNode_t> ancestors_of(cudaGraphNode_t node) {
   while (!todo.empty()) {
     const cudaGraphNode_t next = todo.back();
     todo.pop_back();
-    std::size_t count = 0;
-    // CUDA 13 added edge data to this call; the test needs none.
-#if CUDART_VERSION >= 13000
-    CUDA_CHECK(cudaGraphNodeGetDependencies(next, nullptr, nullptr, &count));
-    std::vector<cudaGraphNode_t> before(count);
-    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(next, before.data(), nullptr, &count));
-#else
-    CUDA_CHECK(cudaGraphNodeGetDependencies(next, nullptr, &count));
-    std::vector<cudaGraphNode_t> before(count);
-    if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(next, before.data(), &count));
-#endif
-    for (cudaGraphNode_t earlier : before)
+    for (cudaGraphNode_t earlier : course::testing::graph_dependencies(next))
       if (seen.insert(earlier).second) todo.push_back(earlier);
   }
   return seen;
@@ -288,16 +275,8 @@ TEST(RunDagEdge, TheConsumerWaitsThroughEvents) {
   ASSERT_EQ(recorded.kernels(), 3)
       << "run_dag enqueued " << recorded.census() << "; expected the two producers and the "
       << "consumer, one kernel each";
-  std::size_t count = 0;
-  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  CUDA_CHECK(cudaGraphGetNodes(recorded.graph(), nodes.data(), &count));
-  std::vector<cudaGraphNode_t> kernels;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel) kernels.push_back(node);
-  }
+  const std::vector<cudaGraphNode_t> kernels =
+      course::testing::graph_nodes(recorded.graph(), cudaGraphNodeTypeKernel);
   const bool one_after_both = std::any_of(kernels.begin(), kernels.end(), [&](auto kernel) {
     const auto before = ancestors_of(kernel);
     return std::count_if(kernels.begin(), kernels.end(),

@@ -37,11 +37,11 @@ struct ScratchBuffers {
     return {block_histograms.data(), host_block_histograms.data(), host_lut.data(), lut.data()};
   }
   std::vector<course::testing::Watched> watched() const {
-    return {{block_histograms.data(), block_histograms.bytes(), "scratch.block_histograms"},
-            {host_block_histograms.data(), host_block_histograms.bytes(),
-             "scratch.host_block_histograms (pinned)"},
-            {host_lut.data(), host_lut.bytes(), "scratch.host_lut (pinned)"},
-            {lut.data(), lut.bytes(), "scratch.lut"}};
+    return {course::testing::watched(block_histograms, "scratch.block_histograms"),
+            course::testing::watched(host_block_histograms,
+                                     "scratch.host_block_histograms (pinned)"),
+            course::testing::watched(host_lut, "scratch.host_lut (pinned)"),
+            course::testing::watched(lut, "scratch.lut")};
   }
 };
 
@@ -80,9 +80,7 @@ TEST_P(Equalise, MatchesReference) {
   check_equalise(random_image(GetParam(), rng), "a random image");
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 // Sizes around one histogram block's share and around the whole histogram grid.
 INSTANTIATE_TEST_SUITE_P(
@@ -177,17 +175,7 @@ TEST(EqualiseEdge, BackToBackCallsShareAScratch) {
 
 // The host nodes of a recorded graph: what cudaLaunchHostFunc enqueued while it was recorded.
 std::vector<cudaGraphNode_t> host_nodes(cudaGraph_t graph) {
-  std::size_t count = 0;
-  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  std::vector<cudaGraphNode_t> hosts;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type{};
-    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeHost) hosts.push_back(node);
-  }
-  return hosts;
+  return course::testing::graph_nodes(graph, cudaGraphNodeTypeHost);
 }
 
 // What the stream runs in place of the student's host step below: nothing at all.
@@ -259,7 +247,7 @@ TEST(EqualiseEdge, RunsOnTheGivenStream) {
   auto intensities = course::testing::poisoned_output<float>(n);
   ScratchBuffers scratch;
   auto watched = scratch.watched();
-  watched.push_back({intensities.data(), intensities.bytes(), "intensities"});
+  watched.push_back(course::testing::watched(intensities, "intensities"));
   ASSERT_TRUE(course::testing::keeps_to_stream(
       [&](cudaStream_t s) { equalise(pixels.data(), intensities.data(), n, scratch.view(), s); },
       watched));

@@ -50,6 +50,7 @@
 #include "course/buffers.h"
 #include "course/device_random.h"
 #include "course/random.h"
+#include "course/testing_common.h"
 #include "overlap_pipeline_baseline.h"
 
 namespace {
@@ -63,10 +64,7 @@ constexpr int kMaxIterations = 1 << 16;
 constexpr int kPoisonedOutputs = 16;  // host_out elements poisoned before every call
 constexpr int kCheckedSamples = 1024;
 
-struct HostDeleter {
-  void operator()(float* p) const { free_host(p); }
-};
-using HostArray = std::unique_ptr<float[], HostDeleter>;
+using HostArray = course::testing::Owned<float[], free_host>;
 
 // TimedIo::vary for a pipeline on page-locked host arrays: version 0 is host_in as it is,
 // version 1 changes host_in[n / 3] to a value whose transform differs; every call also
@@ -82,8 +80,7 @@ std::function<void(cudaStream_t, int)> host_versions(float* host_in, float* host
                                             pipeline_transform(original, iterations);
        ++attempt)
     changed = 0.5f * changed + 0.25f;  // stays in [-1, 1]
-  float poison = 0.0f;
-  std::memset(&poison, course::kPoisonByte, sizeof poison);
+  const float poison = course::testing::poison_value<float>();
   auto sources =
       std::make_shared<course::DeviceBuffer<float>>(std::vector<float>{original, changed, poison});
   std::vector<std::size_t> poisoned;

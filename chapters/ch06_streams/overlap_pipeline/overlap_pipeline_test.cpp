@@ -23,21 +23,15 @@ constexpr int kIterations = 20;
 // Floats of poisoned host memory kept on each side of a host array.
 constexpr std::size_t kHostGuard = 64;
 
-struct HostDeleter {
-  void operator()(float* p) const { free_host(p); }
-};
-using HostArray = std::unique_ptr<float[], HostDeleter>;
+using HostArray = course::testing::Owned<float[], free_host>;
 
 HostArray host_array(std::size_t n) {
-  HostArray p(alloc_host(n));
-  if (n > 0 && p == nullptr) ADD_FAILURE() << "alloc_host(" << n << ") returned nullptr";
-  return p;
+  return course::testing::owned_result<HostArray>(alloc_host(n), n == 0,
+                                                  "alloc_host(" + std::to_string(n) + ")");
 }
 
 std::vector<float> transformed(const std::vector<float>& in, int iterations) {
-  std::vector<float> out(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = pipeline_transform(in[i], iterations);
-  return out;
+  return course::testing::host_map(in, [=](float x) { return pipeline_transform(x, iterations); });
 }
 
 // The caller's worker streams, non-blocking as the header promises.
@@ -138,12 +132,10 @@ TEST(PipelineAlloc, AllocHostReturnsPageLockedMemory) {
   const std::size_t n = 12345;
   HostArray p = host_array(n);
   ASSERT_NE(p, nullptr);
-  cudaPointerAttributes attributes{};
-  CUDA_CHECK(cudaPointerGetAttributes(&attributes, p.get()));
-  EXPECT_EQ(attributes.type, cudaMemoryTypeHost)
-      << "cudaPointerGetAttributes does not know this pointer: alloc_host returned pageable "
-         "memory, which copies only through a driver bounce buffer, waiting for the stream, "
-         "and never beside a kernel. Allocate it with cudaMallocHost or cudaHostAlloc.";
+  EXPECT_TRUE(course::testing::page_locked(p.get()))
+      << ": alloc_host returned pageable memory, which copies only through a driver bounce "
+         "buffer, waiting for the stream, and never beside a kernel. Allocate it with "
+         "cudaMallocHost or cudaHostAlloc.";
   auto rng = course::testing::case_rng();
   const auto values = course::random_floats(n, -1.f, 1.f, rng);
   std::copy(values.begin(), values.end(), p.get());
@@ -198,9 +190,7 @@ void check_every_split(std::size_t n) {
 class Pipeline : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(Pipeline, MatchesReferenceForEverySplit) { check_every_split(GetParam()); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 INSTANTIATE_TEST_SUITE_P(Small, Pipeline, ::testing::ValuesIn(course::testing::small_sizes()),
                          size_name);

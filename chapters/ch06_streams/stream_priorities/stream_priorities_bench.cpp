@@ -36,6 +36,7 @@
 #include "course/buffers.h"
 #include "course/random.h"
 #include "course/stream_gate.h"
+#include "course/testing_common.h"
 #include "stream_priorities_baseline.h"
 
 namespace {
@@ -46,9 +47,7 @@ constexpr int kBackgroundSteps = 2048;  // per thread: tens of us per block at f
 constexpr double kBackgroundMs = 5.0;   // the whole background kernel, roughly
 
 std::vector<float> reference(const std::vector<float>& in) {
-  std::vector<float> out(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = urgent_response(in[i]);
-  return out;
+  return course::testing::host_map(in, urgent_response);
 }
 
 // A page-locked flag the background kernel raises as it starts.
@@ -110,10 +109,9 @@ Latencies time_urgent(cudaStream_t urgent, cudaStream_t background, int backgrou
     work(in.data(), out.data(), kUrgentElements, urgent);
     after.record(urgent);
     CUDA_CHECK(cudaDeviceSynchronize());
-    float ms = 0.f, submitted_ms = 0.f, background_ms = 0.f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, before, after));
-    CUDA_CHECK(cudaEventElapsedTime(&submitted_ms, background_began, before));
-    CUDA_CHECK(cudaEventElapsedTime(&background_ms, background_began, background_ended));
+    const float ms = course::testing::elapsed_ms(before, after);
+    const float submitted_ms = course::testing::elapsed_ms(background_began, before);
+    const float background_ms = course::testing::elapsed_ms(background_began, background_ended);
     // The first event should pass as soon as it is enqueued, while the background still has
     // most of its blocks to run. If it passed only near the background's end, the urgent
     // stream waited for the background stream (an event, or a hardware queue they share),

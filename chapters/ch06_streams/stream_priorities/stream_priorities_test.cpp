@@ -17,9 +17,7 @@ using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
 
 std::vector<float> reference(const std::vector<float>& in) {
-  std::vector<float> out(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = urgent_response(in[i]);
-  return out;
+  return course::testing::host_map(in, urgent_response);
 }
 
 // The pair create_priority_streams makes, destroyed at the end of the case.
@@ -107,9 +105,7 @@ void check_urgent(std::size_t n) {
 class SubmitUrgent : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(SubmitUrgent, MatchesReference) { check_urgent(GetParam()); }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 // The adversarial sizes, the benchmark's 2048, and sizes beyond a few blocks per SM.
 INSTANTIATE_TEST_SUITE_P(Small, SubmitUrgent,

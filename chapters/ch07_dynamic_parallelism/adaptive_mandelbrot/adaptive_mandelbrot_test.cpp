@@ -96,7 +96,7 @@ std::string describe(int width, int height, Scene scene, const MandelbrotView& v
   if (expected.size() != actual.size())
     return ::testing::AssertionFailure() << what << ": " << actual.size()
                                          << " dwells read back, expected " << expected.size();
-  const int poison = course::testing::poison_values<int>(1).front();
+  const int poison = course::testing::poison_value<int>();
   std::size_t differing = 0, unwritten = 0, first = 0, first_unwritten = 0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (actual[i] == expected[i]) continue;
@@ -279,59 +279,52 @@ TEST(AdaptiveMandelbrotEdge, FillHidesWhatTheBorderMisses) {
                          what.str()));
 }
 
+// Two parameter sets one parameter apart, `first` and `second`, must give different images:
+// a view in which their reference images differ (telling_view, drawn from `rng`), then the
+// adaptive image of each compared with its own. `difference` says what differs, "the images
+// at max_depth 2 and 3".
+void check_both_images(const MandelbrotParams& first, const MandelbrotParams& second,
+                       std::mt19937_64& rng, const std::string& difference) {
+  const int width = 256, height = 256;
+  std::vector<int> expected_first, expected_second;
+  const MandelbrotView view = telling_view(width, height, first.max_dwell, rng,
+                                           [&](const std::vector<int>& flat) {
+    expected_first = mandelbrot_reference_from_pixels(flat, width, height, first);
+    expected_second = mandelbrot_reference_from_pixels(flat, width, height, second);
+    return expected_first != expected_second;
+  });
+  std::ostringstream note;
+  note << "; in this view " << difference << " differ at "
+       << pixels_differing(expected_first, expected_second) << " pixels";
+  EXPECT_TRUE(same_image(expected_first, adaptive_image(width, height, view, first), width,
+                         first,
+                         describe(width, height, Scene::BoundaryZoom, view, first) + note.str()));
+  EXPECT_TRUE(same_image(expected_second, adaptive_image(width, height, view, second), width,
+                         second,
+                         describe(width, height, Scene::BoundaryZoom, view, second) +
+                             note.str()));
+}
+
 TEST(AdaptiveMandelbrotEdge, MaxDepthStopsTheSubdivision) {
   // Regions at depth max_depth - 1 are filled or computed, never cut again: the same view at
   // max_depth 2 and 3 gives two different images here.
-  const int width = 256, height = 256;
   auto rng = course::testing::case_rng();
   MandelbrotParams shallow = params_of(64, 4, 2, 1);
   shallow.max_dwell = std::uniform_int_distribution<int>(128, 256)(rng);
   MandelbrotParams deeper = shallow;
   deeper.max_depth = 3;
-  std::vector<int> expected_shallow, expected_deeper;
-  const MandelbrotView view = telling_view(width, height, shallow.max_dwell, rng,
-                                           [&](const std::vector<int>& flat) {
-    expected_shallow = mandelbrot_reference_from_pixels(flat, width, height, shallow);
-    expected_deeper = mandelbrot_reference_from_pixels(flat, width, height, deeper);
-    return expected_shallow != expected_deeper;
-  });
-  std::ostringstream note;
-  note << "; in this view the images at max_depth 2 and 3 differ at "
-       << pixels_differing(expected_shallow, expected_deeper) << " pixels";
-  EXPECT_TRUE(same_image(expected_shallow, adaptive_image(width, height, view, shallow), width,
-                         shallow,
-                         describe(width, height, Scene::BoundaryZoom, view, shallow) + note.str()));
-  EXPECT_TRUE(same_image(expected_deeper, adaptive_image(width, height, view, deeper), width,
-                         deeper,
-                         describe(width, height, Scene::BoundaryZoom, view, deeper) + note.str()));
+  check_both_images(shallow, deeper, rng, "the images at max_depth 2 and 3");
 }
 
 TEST(AdaptiveMandelbrotEdge, SubdivisionsSetTheSubRegions) {
   // k = 2 and k = 4 cut the same region into sub-regions of different sides, and so fill
   // different ones: two different images here.
-  const int width = 256, height = 256;
   auto rng = course::testing::case_rng();
   MandelbrotParams halves = params_of(64, 2, 3, 1);
   halves.max_dwell = std::uniform_int_distribution<int>(128, 256)(rng);
   MandelbrotParams quarters = halves;
   quarters.subdivisions = 4;
-  std::vector<int> expected_halves, expected_quarters;
-  const MandelbrotView view = telling_view(width, height, halves.max_dwell, rng,
-                                           [&](const std::vector<int>& flat) {
-    expected_halves = mandelbrot_reference_from_pixels(flat, width, height, halves);
-    expected_quarters = mandelbrot_reference_from_pixels(flat, width, height, quarters);
-    return expected_halves != expected_quarters;
-  });
-  std::ostringstream note;
-  note << "; in this view the images with 2 and 4 subdivisions differ at "
-       << pixels_differing(expected_halves, expected_quarters) << " pixels";
-  EXPECT_TRUE(same_image(expected_halves, adaptive_image(width, height, view, halves), width,
-                         halves,
-                         describe(width, height, Scene::BoundaryZoom, view, halves) + note.str()));
-  EXPECT_TRUE(same_image(expected_quarters, adaptive_image(width, height, view, quarters), width,
-                         quarters,
-                         describe(width, height, Scene::BoundaryZoom, view, quarters) +
-                             note.str()));
+  check_both_images(halves, quarters, rng, "the images with 2 and 4 subdivisions");
 }
 
 TEST(AdaptiveMandelbrotEdge, TheHostLaunchesOnlyDepthZero) {

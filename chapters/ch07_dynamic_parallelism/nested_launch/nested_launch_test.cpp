@@ -166,7 +166,7 @@ TEST(NestedLaunchEdge, RunsOnTheGivenStream) {
         record_nested_launches(records.data(), count.data(), tree.blocks, tree.threads,
                                tree.max_depth, s);
       },
-      {{records.data(), records.bytes(), "records"}, {count.data(), count.bytes(), "count"}}));
+      {course::testing::watched(records, "records"), course::testing::watched(count, "count")}));
   EXPECT_TRUE(tree_matches(tree, records.download(), 0, count.download()[0],
                            "records after the held stream ran"));
 }

@@ -15,9 +15,6 @@ namespace {
 using course::testing::GuardedInput;
 using course::testing::GuardedOutput;
 
-// What an int still holding the poison bytes reads as.
-constexpr int kPoisonKey = -1;
-
 // The largest sort in this file, and the largest with leaf_size 1: the launch pool is sized
 // for both before the first case touches the GPU (prepare_every_case).
 constexpr std::size_t kLargestN = (std::size_t{1} << 22) + 1;
@@ -109,10 +106,11 @@ std::string describe(const QuicksortParams& params) {
   std::size_t differing = 0;
   std::size_t never_written = 0;
   std::size_t first_never_written = n;
+  const int poison = course::testing::poison_value<int>();  // what a key never written reads as
   for (std::size_t i = first; i <= last; ++i) {
     if (output[i] == expected[i]) continue;
     ++differing;
-    if (output[i] == kPoisonKey) {
+    if (output[i] == poison) {
       if (never_written++ == 0) first_never_written = i;
     }
   }
@@ -133,7 +131,7 @@ std::string describe(const QuicksortParams& params) {
   const bool permutation = output_sorted == expected;
   if (never_written > 0)
     failure << " " << never_written << " of those positions still hold the poison pattern ("
-            << kPoisonKey << "): never written, the first at index " << first_never_written
+            << poison << "): never written, the first at index " << first_never_written
             << ".";
   else if (std::equal(input.begin() + first, input.begin() + last + 1, output.begin() + first))
     failure << " Indices [" << first << ", " << last
@@ -201,9 +199,7 @@ TEST_P(QuicksortRandom, SortsLikeStdSort) {
              "random keys, n = " + std::to_string(n) + ", " + describe(params));
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 INSTANTIATE_TEST_SUITE_P(Small, QuicksortRandom,
                          ::testing::ValuesIn(course::testing::small_sizes({2, 4095, 4096, 8193})),

@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <climits>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,24 +24,15 @@ using course::testing::GuardedInput;
 
 constexpr std::size_t kGuard = 16;  // poisoned long longs after scratch and after *result
 
-long long poison_value() {
-  long long value;
-  std::memset(&value, course::kPoisonByte, sizeof value);
-  return value;
-}
-
-long long host_sum(const std::vector<int>& values, std::size_t first) {
-  long long sum = 0;
-  for (std::size_t i = first; i < values.size(); ++i) sum += values[i];
-  return sum;
-}
+using course::testing::host_sum;
+using course::testing::poison_value;
 
 // Success when got == expected; otherwise what the wrong sum probably means.
 ::testing::AssertionResult sum_matches(long long expected, long long got, std::size_t n) {
   if (got == expected) return ::testing::AssertionSuccess();
   auto failure = ::testing::AssertionFailure()
                  << "sum of n = " << n << " ints: expected " << expected << ", got " << got;
-  if (got == poison_value())
+  if (got == poison_value<long long>())
     return failure << " (*result still holds the poison: nothing wrote it). No level of one "
                       "block ran: a launch from the device probably failed (check "
                       "cudaGetLastError() right after it, on the device), or the levels stop "
@@ -72,16 +62,13 @@ void check_reduce(std::size_t n, std::size_t misalign, int lo, int hi) {
 
   const auto got = result.download();
   EXPECT_TRUE(sum_matches(host_sum(values, misalign), got[0], n));
-  EXPECT_TRUE(course::testing::equal(std::vector<long long>(kGuard, poison_value()),
-                                     std::vector<long long>(got.begin() + 1, got.end()),
-                                     {{}, "memory after *result (must not be written)"}));
+  EXPECT_TRUE(
+      course::testing::poison_after(got, 1, "memory after *result (must not be written)"));
   const auto after_scratch = scratch.download();
-  EXPECT_TRUE(course::testing::equal(
-      std::vector<long long>(kGuard, poison_value()),
-      std::vector<long long>(after_scratch.begin() + static_cast<std::ptrdiff_t>(capacity),
-                             after_scratch.end()),
-      {{}, "memory after scratch[recursive_reduce_scratch_size(n)) (must not be written: "
-           "store each level's partials right after the previous level's)"}));
+  EXPECT_TRUE(course::testing::poison_after(
+      after_scratch, capacity,
+      "memory after scratch[recursive_reduce_scratch_size(n)) (must not be written: "
+      "store each level's partials right after the previous level's)"));
   EXPECT_TRUE(in.unchanged("in"));
 }
 
@@ -95,9 +82,7 @@ TEST_P(RecursiveReduce, SumsFromAMisalignedPointer) {
   check_reduce(n, 1 + n % 3, INT_MIN, INT_MAX);
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  return "n_" + std::to_string(info.param);
-}
+using course::testing::size_name;
 
 // Around tiles of 256, 1024 and 2048 values (one level: a single block; two levels: the
 // partials of a few blocks) and their squares (65536 = 256^2, 4194304 = 2048^2: where a third

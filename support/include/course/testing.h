@@ -1,21 +1,27 @@
 // GoogleTest glue: comparisons as assertion results, per-case generators, poisoned and guarded
-// outputs, input guards, the sizes tests sweep.
+// outputs, input guards, the sizes tests sweep and their names. The helpers a benchmark needs
+// too (poison values, host sums, ownership of an exercise's allocations, event times) are in
+// course/testing_common.h, included here.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "course/buffers.h"
 #include "course/compare.h"
 #include "course/random.h"
 #include "course/stream_gate.h"
+#include "course/testing_common.h"
 
 namespace course::testing {
 
@@ -56,12 +62,13 @@ DeviceBuffer<T> poisoned_output(std::size_t count) {
   return buffer;
 }
 
-// What an output the kernel never touched holds: every byte kPoisonByte.
-template <class T>
-std::vector<T> poison_values(std::size_t count) {
-  std::vector<T> values(count);
-  std::memset(static_cast<void*>(values.data()), kPoisonByte, count * sizeof(T));
-  return values;
+// Takes ownership of what an exercise's allocating function returned (an Owned<T, Free> from
+// course/testing_common.h); a test failure, "<call> returned nullptr", when it returned nullptr
+// and `may_be_null` is false (alloc_pinned(0) may, alloc_pinned(12) may not).
+template <class Owner>
+Owner owned_result(typename Owner::pointer pointer, bool may_be_null, const std::string& call) {
+  if (!may_be_null && pointer == nullptr) ADD_FAILURE() << call << " returned nullptr";
+  return Owner(pointer);
 }
 
 // The check behind GuardedOutput::guards_intact, on host copies of the two guard zones:
@@ -93,6 +100,12 @@ class GuardedOutput {
   const T* data() const noexcept { return storage_.data() + before_; }
   std::size_t size() const noexcept { return count_; }
 
+  // Poisons the count elements again (not the guards, which keep what earlier calls did to
+  // them) and waits for it: what a test does before calling again on the same output.
+  void repoison() {
+    fill_device_bytes(data(), kPoisonByte, count_ * sizeof(T));
+  }
+
   // The count elements between the guards.
   std::vector<T> download() const {
     std::vector<T> host(count_);
@@ -118,6 +131,44 @@ class GuardedOutput {
   std::size_t after_;
   DeviceBuffer<T> storage_;
 };
+
+// The "empty call" check: after calls that had nothing to do (n = 0, an empty matrix), waits
+// for the device, then succeeds when all of `out` still holds the poison and its guards are
+// intact. Otherwise says which elements were written and which guard changed, as `what`
+// ("c after a call with n = 0"). The test then calls again with a small size on the same
+// buffers, so that doing nothing at all does not pass.
+template <class T>
+::testing::AssertionResult wrote_nothing(const GuardedOutput<T>& out, const std::string& what) {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CompareOptions options;
+  options.what = what;
+  const Comparison contents = compare_exact(poison_values<T>(out.size()), out.download(), options);
+  const ::testing::AssertionResult guards = out.guards_intact(what);
+  if (contents.ok && guards) return ::testing::AssertionSuccess();
+  auto failure = ::testing::AssertionFailure();
+  if (!contents.ok) failure << contents.summary();
+  if (!contents.ok && !guards) failure << "\n";
+  if (!guards) failure << guards.message();
+  return failure;
+}
+
+// Success when all[from, end) still holds the poison: the memory past what a call may write
+// (a guard zone downloaded with the output). `what` names it, "memory after out[10) (must not
+// be written)".
+template <class T>
+::testing::AssertionResult poison_after(const std::vector<T>& all, std::size_t from,
+                                        const std::string& what) {
+  const auto first = all.begin() + static_cast<std::ptrdiff_t>(std::min(from, all.size()));
+  CompareOptions options;
+  options.what = what;
+  return as_assertion(
+      compare_exact(poison_values<T>(static_cast<std::size_t>(all.end() - first)),
+                    std::vector<T>(first, all.end()), options));
+}
+
+// Success when `host` is page-locked memory the CUDA runtime knows (cudaPointerGetAttributes
+// says cudaMemoryTypeHost); otherwise says it is pageable. A test streams its advice after it.
+::testing::AssertionResult page_locked(const void* host);
 
 // A device copy of an input that remembers its pristine contents, so a test can check the
 // student's code did not write into it.
@@ -156,6 +207,15 @@ struct Watched {
   std::string name;
 };
 
+// The whole of a buffer (GuardedOutput, DeviceBuffer, PinnedBuffer, ManagedBuffer: anything
+// with data() and size()) as keeps_to_stream() watches it: {out.data(), out.size() *
+// sizeof(T), name}.
+template <class Buffer>
+Watched watched(const Buffer& buffer, std::string name) {
+  using T = std::remove_cv_t<std::remove_pointer_t<decltype(buffer.data())>>;
+  return {buffer.data(), buffer.size() * sizeof(T), std::move(name)};
+}
+
 // Runs launch(stream) on a fresh non-blocking stream held shut by a course::StreamGate, and
 // succeeds only when every watched buffer stayed as it was until the gate opened. A buffer
 // that changed was written by work outside the given stream (the default stream, a stream of
@@ -177,6 +237,14 @@ struct RecordedLaunch {
 
 // "grid (a, b, c), block (x, y, z), 0 bytes of dynamic shared memory[, cooperative]".
 std::string describe(const RecordedLaunch& launch);
+
+// The nodes of `graph` (cudaGraphGetNodes, in its order): all of them, or only those of `type`.
+std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph);
+std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph, cudaGraphNodeType type);
+// The nodes `node` depends on directly, and the nodes that depend on it directly (CUDA 13
+// added edge data to both calls; these ask for none).
+std::vector<cudaGraphNode_t> graph_dependencies(cudaGraphNode_t node);
+std::vector<cudaGraphNode_t> graph_dependents(cudaGraphNode_t node);
 
 // What a launcher enqueued, recorded into a graph instead of run (stream capture, relaxed mode:
 // streams it forks from the captured one with events are recorded too, and their joins become
@@ -269,5 +337,19 @@ std::vector<std::size_t> adversarial_sizes();
 inline constexpr std::size_t kLargeSize = 100000;
 std::vector<std::size_t> small_sizes(std::initializer_list<std::size_t> extra = {});
 std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra = {});
+
+// The name generator of a size sweep's instantiations: the parameter's name is the prefix and
+// the size, "n_1000" (so Small/Suite.Case/n_1000). The grader's manifests and sanitizer filters
+// name cases this way, so a sweep keeps the generator it was written with.
+struct SizeName {
+  const char* prefix;
+  std::string operator()(const ::testing::TestParamInfo<std::size_t>& info) const {
+    return prefix + std::to_string(info.param);
+  }
+};
+// "n_1000": most sweeps.
+inline constexpr SizeName size_name{"n_"};
+// "n1000": the sweeps named without the underscore (barriers, constant_broadcast).
+inline constexpr SizeName compact_size_name{"n"};
 
 }  // namespace course::testing
