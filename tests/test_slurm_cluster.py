@@ -1,7 +1,9 @@
 """grader batch --slurm against a real Slurm: a one-node cluster started for this module
 (tests/slurm_cluster.py; no GPU, so the tasks compile with --build-only), a class of four
 submitted as a job array, one task cancelled on purpose while it runs, the merge job's
-gradebook and findings, and the resubmission that grades only that student.
+gradebook and findings, and the resubmission that grades only that student. A class of three:
+each task compiles the course (a cold compiler cache makes that the test's cost), and three
+cover each outcome (compiled, cancelled then compiled, compile errors).
 
 It skips, saying why, where the daemons cannot start (not root, Slurm not installed); CI
 (CI=true) installs Slurm and munge through scripts/setup.sh, and there a skip is a failure."""
@@ -21,6 +23,8 @@ import pytest
 import slurm_cluster
 from helpers import ROOT, run_cli
 
+pytestmark = pytest.mark.same_in_template
+
 IN_CI = os.environ.get("CI") == "true"
 SKELETON = ROOT / "skeletons" / "ch01_programming_model" / "vector_add.cu"
 
@@ -38,8 +42,8 @@ def cluster(tmp_path_factory):
 
 
 def make_class(root: Path) -> Path:
-    """alice, bob and carol hand in the skeleton (it compiles); dave's does not compile."""
-    for sid in ("alice", "bob", "carol", "dave"):
+    """alice and bob hand in the skeleton (it compiles); dave's does not compile."""
+    for sid in ("alice", "bob", "dave"):
         folder = root / sid / "ch01_programming_model"
         folder.mkdir(parents=True)
         shutil.copy(SKELETON, folder / "vector_add.cu")
@@ -86,7 +90,7 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     roster = make_class(tmp_path / "class")
     out, scratch = tmp_path / "out", tmp_path / "scratch"
     first = submit(cluster, roster, out, scratch)
-    assert first["tasks"] == 4
+    assert first["tasks"] == 3
     victim = f"{first['array_job']}_1"  # bob's task
     wait_for_running(cluster, victim)
     cluster.run("scancel", victim)
@@ -95,15 +99,14 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     merged = json.loads((out / "slurm/round-1/merge.json").read_text())
     assert merged["states_from"] == "scontrol"
     states = {t["task"]: t["state"] for t in merged["tasks"]}
-    assert states == {0: "COMPLETED", 1: "CANCELLED", 2: "COMPLETED", 3: "COMPLETED"}, \
+    assert states == {0: "COMPLETED", 1: "CANCELLED", 2: "COMPLETED"}, \
         (merged, cluster.logs())
     book = gradebook(out)
     assert book["bob"]["status"] == (f"failed to grade: its Slurm task {victim} was cancelled "
                                      "(scancel, or an administrator) (CANCELLED); submitting "
                                      "again grades it")
     # --build-only: whether the files compile, and no score.
-    for sid in ("alice", "carol"):
-        assert book[sid]["status"] == "compiled" and book[sid]["total"] == "", (sid, book[sid])
+    assert book["alice"]["status"] == "compiled" and book["alice"]["total"] == "", book["alice"]
     assert book["dave"]["status"] == "compile errors: vector_add", book["dave"]
     dave = json.loads((out / "reports" / "dave.json").read_text())
     assert dave["exercises"][0]["status"] == "compile_error"
@@ -114,8 +117,7 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     # stays for the node's next tasks.
     left = sorted(p.name for p in scratch.iterdir())
     assert left == ["cuda-course-ccache"], (left, task_logs(out, 1))
-    if shutil.which("ccache"):  # scripts/setup.sh installs it; Meson uses it when it is there
-        assert cache_hits(scratch / "cuda-course-ccache") > 0, "no task reused another's objects"
+    hits_before = cache_hits(scratch / "cuda-course-ccache") if shutil.which("ccache") else 0
 
     second = submit(cluster, roster, out, scratch)
     assert second["tasks"] == 1
@@ -126,8 +128,10 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     cluster.wait_until_idle(timeout_s=300)
     book = gradebook(out)
     assert {sid: row["status"] for sid, row in book.items()} == {
-        "alice": "compiled", "bob": "compiled", "carol": "compiled",
-        "dave": "compile errors: vector_add"}, book
+        "alice": "compiled", "bob": "compiled", "dave": "compile errors: vector_add"}, book
     assert "0 students not graded" in (out / "slurm" / "summary.txt").read_text()
     ended = json.loads((out / "slurm/round-2/ended/0.json").read_text())
     assert ended["node"] and list(ended["students"]) == ["bob"]
+    if shutil.which("ccache"):  # scripts/setup.sh installs it; Meson uses it when it is there
+        assert cache_hits(scratch / "cuda-course-ccache") > hits_before, \
+            "bob's second task reused none of the objects the first round left on the node"
