@@ -6,7 +6,9 @@ COURSE_EVENTS, and a "finished" line after the last case; every line carries the
 only results the grader reads: GoogleTest's own report, the program's output and lines without
 the nonce are never taken as results, so a submission cannot write its own. From the stream
 the grader also recovers the finished cases and the one that was running when the process died,
-or that the test main stopped because it ran past the manifest's case_timeout_s.
+or that the test main stopped because it ran past the manifest's case_timeout_s. A failed
+case's "end" line says what kind of failure it was (model.FailureKind), so the pipeline never
+reads a message's wording to decide whether the neighbours could have caused it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.model import CaseStatus
+from grader.model import CaseStatus, FailureKind
 
 
 @dataclass
@@ -25,6 +27,7 @@ class CaseOutcome:
     status: CaseStatus
     message: str = ""
     duration_ms: float = 0.0
+    failure_kinds: set[FailureKind] = field(default_factory=set)
 
 
 @dataclass
@@ -96,7 +99,7 @@ def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:
             outcome.cases[name] = CaseOutcome(
                 name, _event_status(event),
                 "\n".join(map(str, failures)) if isinstance(failures, list) else "",
-                _number(event.get("ms", 0)))
+                _number(event.get("ms", 0)), _failure_kinds(event.get("failure_kinds")))
             if outcome.running == name:
                 outcome.running = None
         elif event.get("event") == "stopped":
@@ -113,6 +116,13 @@ def parse_events(path: Path, nonce: str | None = None) -> RunOutcome:
 def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else 0.0
+
+
+def _failure_kinds(value) -> set[FailureKind]:
+    """The kinds the test main named; one this grader does not know is no kind."""
+    if not isinstance(value, list):
+        return set()
+    return {FailureKind(v) for v in value if v in FailureKind.__members__.values()}
 
 
 def _event_status(event: dict) -> CaseStatus:

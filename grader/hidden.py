@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from grader.model import CaseStatus, ExerciseResult
+from grader.model import CaseStatus, ExerciseResult, StageName
 
 HIDDEN_TEST_SUFFIX = "_hidden_test.cpp"
 HIDDEN_SUITE_PREFIX = "Hidden"
@@ -64,11 +64,11 @@ def redact(result: ExerciseResult, secret_seed: int | None = None) -> ExerciseRe
         stage.output = scrub.output(stage.output)
         for metric in stage.metrics:
             metric.message = scrub.text(metric.message)
-        stage.details = scrub.value(stage.details)
-        if hidden and stage.name == "tests":
+        stage.details = stage.details.map(scrub.value)
+        if hidden and stage.name == StageName.TESTS:
             passed = sum(c.status == CaseStatus.PASSED for c in hidden)
             ran = sum(c.status != CaseStatus.NOT_RUN for c in hidden)
-            stage.details["hidden"] = {"total": len(hidden), "ran": ran, "passed": passed}
+            stage.details.hidden = {"total": len(hidden), "ran": ran, "passed": passed}
             stage.message += f" (hidden cases: {passed} of {len(hidden)} passed)"
     return result
 

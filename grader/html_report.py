@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.model import CaseStatus, ExerciseResult, Metric, Report, StageStatus
+from grader.model import CaseStatus, ExerciseResult, Metric, Report, StageName, StageStatus
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference_ratios.json"
@@ -115,22 +115,23 @@ def _reference() -> dict:
 def _exercise_view(ex: ExerciseResult, plots: _Plots, svg) -> dict:
     failing = []
     for stage in ex.stages:
-        if stage.name == "technique":
+        if stage.name == StageName.TECHNIQUE:
             continue  # its cases are the rules, shown as their own table
         bad = [c for c in stage.cases if c.status != CaseStatus.PASSED]
         if bad:
             failing.append(dict(stage=stage.name, cases=bad[:_MAX_CASES],
                                 more=max(0, len(bad) - _MAX_CASES)))
-    bench = ex.stage("benchmark")
+    bench = ex.stage(StageName.BENCHMARK)
     metrics = bench.metrics if bench else []
     measured = [m for m in metrics if m.value is not None and m.baseline_value]
     families = sweeps(bench.details.get("measurements", []), metrics) if bench else []
     return dict(
-        ex=ex, failing=failing, sanitizer=ex.stage("sanitizer"), build=ex.stage("build"),
-        technique=ex.stage("technique"), metrics=metrics,
+        ex=ex, failing=failing, sanitizer=ex.stage(StageName.SANITIZER),
+        build=ex.stage(StageName.BUILD), technique=ex.stage(StageName.TECHNIQUE), metrics=metrics,
         metric_svg=svg(plots.metrics(measured)) if measured else None,
         sweeps=[dict(family=f, svg=svg(plots.sweep(f))) for f in families],
-        stopped=[s for s in ex.stages if s.output and s.name not in ("build", "sanitizer")
+        stopped=[s for s in ex.stages if s.output
+                 and s.name not in (StageName.BUILD, StageName.SANITIZER)
                  and s.status in (StageStatus.CRASHED, StageStatus.TIMED_OUT,
                                   StageStatus.EXITED_EARLY)])
 
@@ -166,7 +167,7 @@ def ladder_rungs(report: Report, ladder: dict) -> list[Rung]:
 
 def _ladder_point(ex: ExerciseResult, ladder: dict) -> tuple[float | None, float | None]:
     """(ratio, full-marks ratio) of one rung on the ladder's scale; None where not measured."""
-    bench = ex.stage("benchmark")
+    bench = ex.stage(StageName.BENCHMARK)
     metrics = bench.metrics if bench else []
     if "over" not in ladder:
         metric = next((m for m in metrics if m.name == ladder["metric"]), None)

@@ -6,11 +6,13 @@ PrairieLearn) are all views of a Report; none of them re-runs or re-derives anyt
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
+from typing import Any, Iterator
 
 from grader.errors import GraderError
 
@@ -51,6 +53,27 @@ class StageStatus(StrEnum):
                                        # while the exercise is not correct: a clean sanitizer
                                        # run over failing cases, technique rules met by code
                                        # that fails its tests (grader/scoring.py)
+
+
+class StageName(StrEnum):
+    """The stages a report holds, in the order they run (grader/pipeline.py). The sources check
+    refuses an exercise as its BUILD stage; the shared ceilings are a phase, not a stage."""
+    BUILD = "build"
+    INTEGRITY = "integrity"
+    TECHNIQUE = "technique"
+    TESTS = "tests"
+    SANITIZER = "sanitizer"
+    BENCHMARK = "benchmark"
+
+
+class FailureKind(StrEnum):
+    """What the test main says a failed case ran into (support/src/gpu_test_main.cpp writes it
+    on the case's "end" event): causes that the exercises graded beside it share, so the
+    pipeline runs such a failure again alone before it counts."""
+    OUT_OF_MEMORY = "out_of_memory"                # GPU or host memory ran out
+    DEVICE_MEMORY_LEAKED = "device_memory_leaked"  # a leak check (DeviceMemoryWatch) failed:
+                                                   # it reads the device's free memory, which
+                                                   # the neighbours' allocations change
 
 
 class CaseStatus(StrEnum):
@@ -96,9 +119,193 @@ class Metric:
     message: str = ""
 
 
+class _Unset:
+    """A detail a stage did not set: not written to the report."""
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+UNSET: Any = _Unset()
+
+
+@dataclass
+class Details:
+    """A stage's details: each stage's own typed fields, serialised under the keys reports have
+    always had, only those that were set, in the order they were set (so the JSON is what it
+    was). It also reads like the dict it replaces (details["passed"], .get, in), which keeps
+    the views, saved reports and scripts working unchanged. A key of a loaded report that no
+    field names is kept as it was, where it was; a stage cannot set one. Transient fields
+    (what the pipeline reads, not the report) are never written."""
+
+    def __setattr__(self, name: str, value) -> None:
+        order = self.__dict__.setdefault("_order", [])
+        if value is UNSET:
+            if name in order:
+                order.remove(name)
+        elif name not in order and name in self._field_names():
+            order.append(name)
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def _field_names(cls) -> set[str]:
+        return {f.name for f in fields(cls) if not f.metadata.get("transient")}
+
+    @property
+    def _extra(self) -> dict:
+        return self.__dict__.setdefault("_extra_keys", {})
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Details:
+        """From a report's (or a stage's) dict: its keys in their order."""
+        details = cls()
+        for key, value in (data or {}).items():
+            if key in cls._field_names():
+                setattr(details, key, value)
+            else:  # a key of an older or newer report: kept as it was
+                details._put_extra(key, value)
+        return details
+
+    def to_dict(self) -> dict:
+        """A plain copy: what the JSON report holds."""
+        return {key: copy.deepcopy(self[key]) for key in self.__dict__.get("_order", [])}
+
+    # Read (and write) like a dict.
+    def __getitem__(self, key: str):
+        if key in self.__dict__.get("_order", []):
+            return self._extra[key] if key in self._extra else getattr(self, key)
+        raise KeyError(key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if key in self._field_names():
+            setattr(self, key, value)
+        elif type(self) is Details:
+            self._put_extra(key, value)
+        else:
+            raise KeyError(f"{type(self).__name__} has no field {key!r}")
+
+    def _put_extra(self, key: str, value) -> None:
+        self._extra[key] = value
+        order = self.__dict__.setdefault("_order", [])
+        if key not in order:
+            order.append(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.__dict__.get("_order", [])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.__dict__.get("_order", [])))
+
+    def __len__(self) -> int:
+        return len(self.__dict__.get("_order", []))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Details):
+            return self.to_dict() == other.to_dict()
+        if isinstance(other, dict):
+            return self.to_dict() == other
+        return NotImplemented
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def keys(self):
+        return list(self)
+
+    def items(self):
+        return [(key, self[key]) for key in self]
+
+    def map(self, convert) -> Details:
+        """A copy with convert() applied to every value (hidden.redact scrubs them)."""
+        out = type(self)()
+        for key in self:
+            if key in self._extra:
+                out._put_extra(key, convert(self[key]))
+            else:
+                setattr(out, key, convert(self[key]))
+        for f in fields(self):
+            if f.metadata.get("transient"):
+                setattr(out, f.name, getattr(self, f.name))
+        return out
+
+
+def _transient(default_factory):
+    return field(default_factory=default_factory, metadata={"transient": True})
+
+
+@dataclass(eq=False)
+class BuildDetails(Details):
+    commands: list[str] = UNSET          # the compile commands (verbose view)
+    warnings: list[str] = UNSET          # the compiler's warnings shown
+    warnings_hidden: int = UNSET         # how many more there were
+    refused: list[dict] = UNSET          # the sources check's findings (stages/sources.py)
+
+
+@dataclass(eq=False)
+class IntegrityDetails(Details):
+    forbidden: list[dict] = UNSET        # {"symbol", "why"} per forbidden call found
+
+
+@dataclass(eq=False)
+class TechniqueDetails(Details):
+    rules: list[dict] = UNSET            # each rule's verdict: name, rule, kernel, passed,
+                                         # expected, found, points, max_points
+    checked_kernels: dict = UNSET        # rule -> the kernels it was checked on
+    launched_by: str = UNSET             # run | launchers | unknown: what said what ran
+
+
+@dataclass(eq=False)
+class TestsDetails(Details):
+    exit: str = UNSET                    # how the program ended
+    output_bytes: int = UNSET            # what it printed, where the output was cut
+    forged_lines: int = UNSET            # result lines without the run's nonce
+    launched_kernels: list[str] = UNSET  # kernels the run launched (launch_record.cpp)
+    stopped: str = UNSET                 # the case the test main stopped at its time limit
+    passed: int = UNSET
+    total: int = UNSET
+    among_others: str = UNSET            # the status it had among other exercises, before
+                                         # the run alone that is its verdict
+    hidden: dict = UNSET                 # hidden cases: total, ran, passed (grader/hidden.py)
+    # The failure kinds its cases reported (FailureKind): whether to run it again alone.
+    failure_kinds: set = _transient(set)
+
+
+@dataclass(eq=False)
+class SanitizerDetails(Details):
+    among_others: str = UNSET
+    failure_kinds: set = _transient(set)
+
+
+@dataclass(eq=False)
+class BenchmarkDetails(Details):
+    measurements: list[dict] = UNSET     # the benchmark's JSON entries, ceilings filled in
+    problem: str = UNSET                 # a failed requirement or error of the harness
+    disturbed: str = UNSET               # who kept the GPU busy (not measured)
+    attempts: int = UNSET                # measurements taken (grader/stages/measured.py)
+    shared_gpu: str = UNSET              # disturbed but kept: --allow-shared-gpu
+    confirmed: bool = UNSET              # a timing-only verdict seen twice
+    ceilings_measured: list[str] = UNSET  # shared ceilings this exercise was first to record
+
+
+DETAILS: dict[str, type[Details]] = {
+    StageName.BUILD: BuildDetails, StageName.INTEGRITY: IntegrityDetails,
+    StageName.TECHNIQUE: TechniqueDetails, StageName.TESTS: TestsDetails,
+    StageName.SANITIZER: SanitizerDetails, StageName.BENCHMARK: BenchmarkDetails}
+
+
 @dataclass
 class StageResult:
-    name: str                    # build | tests | sanitizer | benchmark
+    name: StageName
     status: StageStatus
     points: float = 0.0
     max_points: float = 0.0
@@ -107,10 +314,18 @@ class StageResult:
     output: str = ""             # truncated compiler/test/sanitizer output
     cases: list[CaseResult] = field(default_factory=list)
     metrics: list[Metric] = field(default_factory=list)
-    details: dict = field(default_factory=dict)
+    # The stage's typed details (DETAILS); a dict given here (a loaded report, the technique
+    # and integrity stages) becomes them.
+    details: Details = field(default_factory=dict)
 
     def __post_init__(self):
         self.status = StageStatus(self.status)
+        try:
+            self.name = StageName(self.name)
+        except ValueError:
+            pass  # a stage's own sub-run (sanitizer-memcheck), never in a report
+        if not isinstance(self.details, Details):
+            self.details = DETAILS.get(self.name, Details).from_dict(self.details)
 
 
 @dataclass
@@ -128,7 +343,7 @@ class ExerciseResult:
     def __post_init__(self):
         self.status = ExerciseStatus(self.status)
 
-    def stage(self, name: str) -> StageResult | None:
+    def stage(self, name: StageName) -> StageResult | None:
         return next((s for s in self.stages if s.name == name), None)
 
 
@@ -185,6 +400,9 @@ class Report:
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        for exercise, ex_data in zip(self.exercises, data["exercises"]):
+            for stage, stage_data in zip(exercise.stages, ex_data["stages"]):
+                stage_data["details"] = stage.details.to_dict()
         data["score"] = round(self.score, 3)
         data["max_score"] = round(self.max_score, 3)
         data["percent"] = round(self.percent, 2)

@@ -1,7 +1,10 @@
-"""The grading pipeline: configure and build everything once, then for each exercise the
-not-submitted check, build, integrity and technique (which read the compiled code, so they run
-with --build-only and without a GPU; code that calls what it must not is rejected before it
-runs), tests, sanitizer and benchmark (grader/stages/), and the scorer (grader/scoring.py) last.
+"""The grading pipeline: configure and build everything once (a shared phase), then each
+exercise through EXERCISE_STAGES, a declared list of Stage objects run in order: build (the
+sources check first), integrity and technique (which read the compiled code, so they run with
+--build-only and without a GPU; code that calls what it must not is rejected before it runs),
+tests, technique again on the kernels the tests launched, sanitizer, and the benchmark
+(grader/stages/); then the shared ceilings the benchmarks recorded (the other shared phase),
+and last grader.scoring.score, once per exercise, on the stages' results.
 
 Every stage runs its program through grader.proc.run, in its own process group with a time
 limit and bounded output, so one exercise's compile error, crash, hang, early exit or flood of
@@ -9,23 +12,25 @@ output costs that exercise only.
 
 The stages up to the sanitizer are not timed, so several exercises run them at once
 (options.parallel, by default from the GPU's memory and the host's cores); a tests or
-sanitizer stage that ended among neighbours in a way they could have caused (out of time or
-memory, a crash) is run again alone, and that run is the verdict, so the load of other
-exercises never costs a student points. The benchmarks come last, one at a time, with nothing
-else running; then the shared ceilings they recorded (grader/stages/ceilings.py), each
-course-only ceilings program once, alone too; then the ratios and the scores.
+sanitizer stage that ended among neighbours in a way they could have caused (out of time, a
+crash, a failure kind the test main reports: out of memory, a leak check) is run again alone,
+and that run is the verdict, so the load of other exercises never costs a student points.
+The benchmarks come last, one at a time, with nothing else running; then the shared ceilings
+they recorded (grader/stages/ceilings.py), each course-only ceilings program once, alone too;
+then the ratios and the scores.
 """
 
 from __future__ import annotations
 
 import os
 import platform
-import re
 import shutil
 import time
 import threading
+from abc import ABC, abstractmethod
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Callable
 
 from grader import (__version__, folder_lock, gpu_load, gpu_turns, hidden, model, proc,
@@ -33,7 +38,7 @@ from grader import (__version__, folder_lock, gpu_load, gpu_turns, hidden, model
 from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
-from grader.model import StageStatus
+from grader.model import FailureKind, StageName, StageStatus
 from grader.stages import benchmark, build, integrity, sanitizer, sources, technique, tests
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
@@ -44,10 +49,6 @@ from grader.stages.measured import Alone
 # this much GPU memory (a test program's context and buffers, under a sanitizer too).
 MAX_PARALLEL = 8
 GPU_MIB_PER_EXERCISE = 10 * 1024
-
-
-# The stages that run the student's code on the GPU before the benchmark.
-PROGRAM_STAGES = ("tests", "sanitizer")
 
 
 def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
@@ -62,27 +63,199 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
 
 
-# Failures whose message shows a cause the neighbours share: running out of GPU or host memory,
-# and the course's leak checks (course::testing::DeviceMemoryWatch, whose failures start with
-# kDeviceMemoryLeaked), which compare the device's free memory before and after a call (other
-# programs allocating in between make a clean call look leaky).
-LEAK_MARKER = "device memory leaked"
-_NEIGHBOURS_MAY_CAUSE = re.compile(
-    r"out of memory|MemoryAllocation|std::bad_alloc|cannot allocate|" + re.escape(LEAK_MARKER),
-    re.IGNORECASE)
+# Failure kinds that the test main reports (model.FailureKind) and that the neighbours may
+# cause: memory they hold, and the leak checks, which read the device's free memory.
+NEIGHBOURS_MAY_CAUSE = frozenset({FailureKind.OUT_OF_MEMORY, FailureKind.DEVICE_MEMORY_LEAKED})
+
+
+class Phase(Enum):
+    """When a stage runs. CHECK: the compiled code's checks, also with --build-only. PROGRAM:
+    on the GPU, unless the exercise cannot run here, in a shared turn beside other exercises.
+    Both are untimed, several exercises at once. TIMED: after every exercise's checks, one at
+    a time, alone on the GPU."""
+    CHECK = "check"
+    PROGRAM = "program"
+    TIMED = "timed"
+
+
+@dataclass
+class Context:
+    """One exercise on its way through the stages: what they read and what they found."""
+    grader: Grader
+    ex: Exercise
+    stages: list[model.StageResult] = field(default_factory=list)
+    alone: bool = False                      # a re-run alone: every program runs alone
+    linked: model.StageResult | None = None  # the build stage, when the one build linked it
+
+    @property
+    def options(self) -> GradeOptions:
+        return self.grader.options
+
+    def result(self, name: StageName) -> model.StageResult | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def record(self, result: model.StageResult) -> None:
+        """A stage's result, appended, or in place of the stage's earlier result (the technique
+        rules again, on what the tests launched)."""
+        for i, stage in enumerate(self.stages):
+            if stage.name == result.name:
+                self.stages[i] = result
+                return
+        self.stages.append(result)
+
+
+class Stage(ABC):
+    """A step of an exercise's pipeline: run() when it applies(); the exercise goes no further
+    after a result that ends() it. `student_code`: it runs the student's code, so a re-run
+    alone runs it again."""
+    name: StageName
+    phase: Phase = Phase.CHECK
+    student_code: bool = False
+
+    def applies(self, context: Context) -> bool:
+        return True
+
+    @abstractmethod
+    def run(self, context: Context) -> model.StageResult: ...
+
+    def ends(self, result: model.StageResult) -> bool:
+        return False
+
+
+class BuildStage(Stage):
+    """The sources check, then the exercise's programs: linked by the one build of every
+    exercise, or built again alone so that the stage names the compiler's errors."""
+    name = StageName.BUILD
+
+    def run(self, context: Context) -> model.StageResult:
+        ex = context.ex
+        refused = context.grader.refused.get(ex.name) or (
+            None if context.linked else sources.check(context.options, ex))
+        return refused or context.linked or build.run(context.options, ex,
+                                                      context.grader.build_log)
+
+    def ends(self, result: model.StageResult) -> bool:
+        return result.status != StageStatus.PASSED
+
+
+class IntegrityStage(Stage):
+    name = StageName.INTEGRITY
+
+    def run(self, context: Context) -> model.StageResult:
+        return integrity.run(context.options, context.ex)
+
+    def ends(self, result: model.StageResult) -> bool:
+        return result.status != StageStatus.PASSED  # rejected or unchecked: never run
+
+
+class TechniqueStage(Stage):
+    """The technique rules on the compiled code, counting the kernels its launchers reach."""
+    name = StageName.TECHNIQUE
+
+    def applies(self, context: Context) -> bool:
+        return bool(context.ex.technique)
+
+    def run(self, context: Context) -> model.StageResult:
+        return technique.run(context.options, context.ex)
+
+
+class TestsStage(Stage):
+    name = StageName.TESTS
+    phase = Phase.PROGRAM
+    student_code = True
+
+    def run(self, context: Context) -> model.StageResult:
+        ex = context.ex
+        with gpu_turns.maybe(context.grader.turns, f"the tests of {ex.key}",
+                             context.alone or ex.tests_alone):
+            return tests.run(context.options, ex, context.options.build_dir / f"{ex.name}_test")
+
+    def ends(self, result: model.StageResult) -> bool:
+        return result.status == StageStatus.SKIPPED  # no GPU: nothing else can run
+
+
+class TechniqueOnWhatRan(TechniqueStage):
+    """The technique rules again, now counting only the kernels the test run launched
+    (support/src/launch_record.cpp) and those they launch from the device: a rule met by a
+    kernel that never ran is not met. Only a run that reported every case counts (a run cut
+    short launched less than the code does, and the compiled code's verdict stands)."""
+    phase = Phase.PROGRAM
+
+    def applies(self, context: Context) -> bool:
+        tested = context.result(StageName.TESTS)
+        checked = context.result(StageName.TECHNIQUE)
+        return (checked is not None and checked.status != StageStatus.ERROR
+                and bool(tested.details.get("launched_kernels"))
+                and tested.status in (StageStatus.PASSED, StageStatus.FAILED)
+                and not any(c.status == model.CaseStatus.NOT_RUN for c in tested.cases))
+
+    def run(self, context: Context) -> model.StageResult:
+        launched = context.result(StageName.TESTS).details.launched_kernels
+        return technique.run(context.options, context.ex, set(launched))
+
+
+class SanitizerStage(Stage):
+    name = StageName.SANITIZER
+    phase = Phase.PROGRAM
+    student_code = True
+
+    def applies(self, context: Context) -> bool:
+        tested = context.result(StageName.TESTS)
+        # After a time-out, or a case that never ends, there is nothing it could check.
+        return (context.options.sanitizer and tested.status != StageStatus.TIMED_OUT
+                and "stopped" not in tested.details)
+
+    def run(self, context: Context) -> model.StageResult:
+        ex = context.ex
+        with gpu_turns.maybe(context.grader.turns, f"the sanitizer runs of {ex.key}",
+                             context.alone or ex.tests_alone):
+            return sanitizer.run(context.options, ex,
+                                 context.options.build_dir / f"{ex.name}_test")
+
+
+class BenchmarkStage(Stage):
+    """The measurement, alone on the GPU; its ratios wait for the shared ceilings
+    (benchmark.ratios, before scoring)."""
+    name = StageName.BENCHMARK
+    phase = Phase.TIMED
+    student_code = True
+
+    def applies(self, context: Context) -> bool:
+        return bool(context.ex.performance)
+
+    def run(self, context: Context) -> model.StageResult:
+        grader, ex = context.grader, context.ex
+        if not grader.options.benchmark:
+            return benchmark.not_run("not run (--no-benchmark)")
+        if not scoring.correct(context.stages):
+            return benchmark.not_run(
+                "not run: the exercise must pass its tests and the sanitizer first")
+        binary = grader.options.build_dir / f"{ex.name}_bench"
+        measured = grader.alone.measure(f"the benchmark of {ex.key}",
+                                        lambda: benchmark.run(grader.options, ex, binary),
+                                        suspect=benchmark.timing_suspect)
+        return benchmark.from_measured(ex, measured)
+
+
+# Every exercise's stages, in the order they run.
+EXERCISE_STAGES: tuple[Stage, ...] = (
+    BuildStage(), IntegrityStage(), TechniqueStage(),
+    TestsStage(), TechniqueOnWhatRan(), SanitizerStage(),
+    BenchmarkStage())
+# The stages a re-run alone runs again (the technique rules on what ran follow them).
+PROGRAM_STAGES = frozenset(s.name for s in EXERCISE_STAGES
+                           if s.phase == Phase.PROGRAM and s.student_code)
 
 
 @dataclass
 class _Checked:
-    """An exercise after the untimed stages: its final result when it ended there, else the
-    stages so far, waiting for its benchmark."""
+    """An exercise after the untimed stages: the stages so far, and whether it ended there
+    (not submitted, refused, not built or trusted, not run here) or waits for its benchmark."""
     ex: Exercise
-    result: model.ExerciseResult | None = None
     stages: list[model.StageResult] = field(default_factory=list)
-
-    @property
-    def stages_so_far(self) -> list[model.StageResult]:
-        return self.result.stages if self.result is not None else self.stages
+    ended: bool = False
+    missing: list[str] = field(default_factory=list)
+    not_run: str = ""
 
 
 class Grader:
@@ -149,20 +322,21 @@ class Grader:
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
         checked = self._build_and_check_all(workers, lambda: phase("build"))
         phase("checks")
-        # The benchmarks, one after another, then the shared ceilings they recorded, each
-        # ceilings program once (grader/stages/ceilings.py), then the scores.
+        # The timed stages (the benchmarks), one after another, then the shared ceilings they
+        # recorded, each ceilings program once (grader/stages/ceilings.py), then the scores.
         for item in checked:
-            if item.result is None:
+            if not item.ended:
                 started = time.monotonic()
-                self._benchmark(item.ex, item.stages)
+                self._run_stages(item, Phase.TIMED)
                 if item.ex.performance and self.options.benchmark:
                     self.progress(f"benchmarked {item.ex.key} "
                                   f"({time.monotonic() - started:.1f} s)")
         phase("benchmarks")
-        self.ceilings.prepare([(item.ex, stage.details["measurements"])
-                               for item in checked if item.result is None
-                               for stage in item.stages[-1:]
-                               if benchmark.waiting_for_ratios(stage)])
+        self.ceilings.prepare([(item.ex, stage.details.measurements)
+                               for item in checked if not item.ended
+                               for stage in item.stages
+                               if stage.name == StageName.BENCHMARK
+                               and benchmark.waiting_for_ratios(stage)])
         phase("ceilings")
         for i, item in enumerate(checked, 1):
             outcome = self._finish(item)
@@ -200,9 +374,9 @@ class Grader:
     def _build_and_check_all(self, workers: int, built: Callable[[], None]) -> list[_Checked]:
         """The one build of every exercise, then every exercise through the untimed stages,
         `workers` at a time, in roster order; then the tests and sanitizer runs that ended in
-        a way the neighbours could have caused, again alone (_load_may_explain). With several workers, an exercise's checks start
-        as soon as its programs have linked, while the rest still builds. built() is called
-        when the build has ended."""
+        a way the neighbours could have caused, again alone (_load_may_explain). With several
+        workers, an exercise's checks start as soon as its programs have linked, while the rest
+        still builds. built() is called when the build has ended."""
         total = len(self.exercises)
         position = {ex.name: i for i, ex in enumerate(self.exercises, 1)}
         for ex in self.exercises:
@@ -283,11 +457,12 @@ class Grader:
     @staticmethod
     def _load_may_explain(item: _Checked) -> bool:
         """Whether the tests or sanitizer stage ended in a way the neighbours could have
-        caused: out of time, out of memory, a leak check, a crash, an early exit, a tool that
-        could not check. A plain wrong answer or a sanitizer finding is the code's own, so it is not run
-        again (a class of skeletons would otherwise run every exercise twice, the second time
-        one after another)."""
-        for stage in item.stages_so_far:
+        caused: out of time, a crash, an early exit, a tool that could not check, or a failed
+        case whose kind the test main says they may cause (out of memory, a leak check). A
+        plain wrong answer or a sanitizer finding is the code's own, so it is not run again (a
+        class of skeletons would otherwise run every exercise twice, the second time one after
+        another)."""
+        for stage in item.stages:
             if stage.name not in PROGRAM_STAGES or stage.status in (StageStatus.PASSED,
                                                                      StageStatus.SKIPPED):
                 continue
@@ -296,117 +471,63 @@ class Grader:
             if any(c.status in (model.CaseStatus.TIMED_OUT, model.CaseStatus.CRASHED)
                    for c in stage.cases):
                 return True
-            said = "\n".join([stage.message, stage.output] + [c.message for c in stage.cases])
-            if _NEIGHBOURS_MAY_CAUSE.search(said):
+            if getattr(stage.details, "failure_kinds", set()) & NEIGHBOURS_MAY_CAUSE:
                 return True
         return False
 
     def _run_alone(self, item: _Checked) -> None:
-        """The tests and sanitizer again, now alone on the GPU (no other grader's programs
-        either); the compiled-code checks stand."""
-        before = {s.name: s.status for s in item.stages_so_far}
-        again = self._run_programs(
-            item.ex, [s for s in item.stages_so_far if s.name not in PROGRAM_STAGES],
-            alone=True)
-        for stage in again.stages_so_far:
+        """The program stages again, now alone on the GPU (no other grader's programs either);
+        the compiled-code checks stand. The status among the others is kept in the details."""
+        before = {s.name: s.status for s in item.stages}
+        again = _Checked(item.ex, [s for s in item.stages if s.name not in PROGRAM_STAGES])
+        self._run_stages(again, Phase.PROGRAM, alone=True)
+        for stage in again.stages:
             if stage.name in PROGRAM_STAGES and stage.name in before:
-                stage.details["among_others"] = str(before[stage.name])
-        item.result, item.stages = again.result, again.stages
+                stage.details.among_others = str(before[stage.name])
+        item.stages, item.ended = again.stages, again.ended
 
     def _finish(self, item: _Checked) -> model.ExerciseResult:
-        """The benchmark (alone on the GPU) unless it ran already, its ratios and the score;
+        """The benchmark (alone on the GPU) unless it ran already, its ratios, and the score;
         hidden cases and a secret seed kept out of the result."""
+        if not item.ended:
+            if not any(stage.name == StageName.BENCHMARK for stage in item.stages):
+                self._run_stages(item, Phase.TIMED)
+            for stage in item.stages:
+                if stage.name == StageName.BENCHMARK:
+                    benchmark.ratios(item.ex, stage, self.ceilings)
+        result = scoring.score(item.ex, item.stages, missing=item.missing,
+                               folder=self.options.submission / item.ex.chapter,
+                               not_run=item.not_run)
         secret_seed = self.options.input_seed if self.options.secret else None
-        result = item.result
-        if result is None:
-            if not any(stage.name == "benchmark" for stage in item.stages):
-                self._benchmark(item.ex, item.stages)
-            bench = item.stages[-1]
-            if bench.name == "benchmark":
-                benchmark.ratios(item.ex, bench, self.ceilings)
-            result = scoring.grade(item.ex, item.stages)
         return hidden.redact(result, secret_seed)
 
     def _check(self, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
-        """The stages before the benchmark: a final result where one of them ends the
-        exercise, else the stages so far. `linked`: the build stage, when the one build of
-        every exercise has already linked this one's programs."""
-        missing = self._missing(ex)
-        if missing:
-            return _Checked(ex, scoring.not_submitted(ex, missing,
-                                                      self.options.submission / ex.chapter))
+        """The untimed stages: the exercise ended where one of them ends it (or its files are
+        missing, or it cannot run here), else its stages so far, waiting for the timed ones.
+        `linked`: the build stage, when the one build of every exercise has linked it."""
+        item = _Checked(ex, missing=self._missing(ex))
+        if item.missing:
+            item.ended = True
+            return item
+        self._run_stages(item, Phase.CHECK, linked=linked)
+        if not item.ended:
+            item.not_run = self._why_not_run(ex)
+            item.ended = bool(item.not_run)
+        if not item.ended:
+            self._run_stages(item, Phase.PROGRAM)
+        return item
 
-        refused = self.refused.get(ex.name) or (None if linked else
-                                                sources.check(self.options, ex))
-        if refused is not None:
-            return _Checked(ex, scoring.refused_sources(ex, refused))
-        built = linked or build.run(self.options, ex, self.build_log)
-        if built.status != StageStatus.PASSED:
-            return _Checked(ex, scoring.grade(ex, [built]))
-        stages = [built]
-        trusted = integrity.run(self.options, ex)
-        stages.append(trusted)
-        if trusted.status != StageStatus.PASSED:
-            return _Checked(ex, scoring.not_trusted(ex, stages))
-        if ex.technique:
-            stages.append(technique.run(self.options, ex))
-        why_not = self._why_not_run(ex)
-        if why_not:
-            return _Checked(ex, scoring.not_run(ex, stages, why_not))
-        return self._run_programs(ex, stages)
-
-    def _run_programs(self, ex: Exercise, stages: list[model.StageResult],
-                      alone: bool = False) -> _Checked:
-        """The tests, then the sanitizer, after the compiled-code stages in `stages`: each
-        program in a shared turn on the GPU, or alone where the exercise's verdicts depend on
-        timing or free resources (its manifest's `alone`) or the run is a re-run alone."""
-        test_binary = self.options.build_dir / f"{ex.name}_test"
-        alone = alone or ex.tests_alone
-        with gpu_turns.maybe(self.turns, f"the tests of {ex.key}", alone):
-            tested = tests.run(self.options, ex, test_binary)
-        stages.append(tested)
-        if tested.status == StageStatus.SKIPPED:
-            return _Checked(ex, scoring.grade(ex, stages))
-        self._technique_on_what_ran(ex, stages, tested)
-
-        if (self.options.sanitizer and tested.status != StageStatus.TIMED_OUT
-                and "stopped" not in tested.details):  # a case never ends: nothing to check
-            with gpu_turns.maybe(self.turns, f"the sanitizer runs of {ex.key}", alone):
-                stages.append(sanitizer.run(self.options, ex, test_binary))
-        return _Checked(ex, None, stages)
-
-    def _technique_on_what_ran(self, ex: Exercise, stages: list[model.StageResult],
-                               tested: model.StageResult) -> None:
-        """The technique rules again, now counting only the kernels the test run launched
-        (support/src/launch_record.cpp) and those they launch from the device: a rule met by
-        a kernel that never ran is not met. Only a run that reported every case counts (a run
-        cut short launched less than the code does, and the compiled code's verdict stands)."""
-        launched = tested.details.get("launched_kernels")
-        if not ex.technique or not launched or tested.status not in (StageStatus.PASSED,
-                                                                     StageStatus.FAILED):
-            return
-        if any(c.status == model.CaseStatus.NOT_RUN for c in tested.cases):
-            return
-        for i, stage in enumerate(stages):
-            if stage.name == "technique" and stage.status != StageStatus.ERROR:
-                stages[i] = technique.run(self.options, ex, set(launched))
-
-    def _benchmark(self, ex: Exercise, stages: list[model.StageResult]) -> None:
-        """Appends the benchmark stage (its ratios wait for the shared ceilings) where the
-        exercise has performance criteria."""
-        if not ex.performance:
-            return
-        if not self.options.benchmark:
-            stages.append(benchmark.not_run("not run (--no-benchmark)"))
-        elif not scoring.correct(stages):
-            stages.append(benchmark.not_run(
-                "not run: the exercise must pass its tests and the sanitizer first"))
-        else:
-            binary = self.options.build_dir / f"{ex.name}_bench"
-            measured = self.alone.measure(f"the benchmark of {ex.key}",
-                                          lambda: benchmark.run(self.options, ex, binary),
-                                          suspect=benchmark.timing_suspect)
-            stages.append(benchmark.from_measured(ex, measured))
+    def _run_stages(self, item: _Checked, phase: Phase, *, alone: bool = False,
+                    linked: model.StageResult | None = None) -> None:
+        """EXERCISE_STAGES of `phase`, in order, for `item`: each that applies runs and its
+        result is recorded; one that ends the exercise stops it."""
+        context = Context(self, item.ex, item.stages, alone=alone, linked=linked)
+        for stage in EXERCISE_STAGES:
+            if item.ended or stage.phase != phase or not stage.applies(context):
+                continue
+            result = stage.run(context)
+            context.record(result)
+            item.ended = stage.ends(result)
 
     def _missing(self, ex: Exercise) -> list[str]:
         """The exercise's files missing from the submission (nothing is taken from elsewhere)."""

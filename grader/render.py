@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from grader import model
-from grader.model import CaseStatus, ExerciseStatus, StageStatus
+from grader.model import CaseStatus, ExerciseStatus, StageName, StageStatus
 
 _COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
            ExerciseStatus.FAILED: "31", ExerciseStatus.COMPILE_ERROR: "31",
@@ -71,12 +71,12 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     # Details first, for exercises that lost points; the table comes last so it is what
     # stays on screen.
     for ex in report.exercises:
-        built = ex.stage("build")
+        built = ex.stage(StageName.BUILD)
         warnings = built.details.get("warnings", []) if built else []
         if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose \
                 and not warnings:
             continue
-        technique = ex.stage("technique")
+        technique = ex.stage(StageName.TECHNIQUE)
         if ex.status == ExerciseStatus.SKIPPED and not verbose and not warnings and not (
                 technique and technique.status != StageStatus.PASSED):
             continue  # a --build-only run still shows the technique rules it broke
@@ -84,14 +84,14 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
                  and ex.status == ExerciseStatus.SKIPPED else ex.status.replace("_", " "))
         out.append(_paint(f"── {ex.key}: {label}", ex.status, color))
         shown = [s for s in ex.stages if verbose or s.status != StageStatus.PASSED
-                 or (s.name == "build" and s.details.get("warnings"))]
+                 or (s.name == StageName.BUILD and s.details.get("warnings"))]
         # The exercise's message is often its failing stage's ("tests: 0 of 43 cases
         # passed"): then that stage's line says it, once.
         echoed = next((s for s in shown if _same_message(ex.message, s)), None)
         if ex.message and echoed is None:
             out.append(f"   {ex.message}")
         for stage in ex.stages:
-            if stage.name == "build" and stage.details.get("warnings"):
+            if stage.name == StageName.BUILD and stage.details.get("warnings"):
                 out.append(f"   build: {stage.message}")
                 out.append(_indent("\n".join(stage.details["warnings"])))
                 continue
@@ -111,7 +111,7 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
                     out.append(_indent(case.message, max_lines=12))
             if len(failed) > 5:
                 out.append(f"    ... and {len(failed) - 5} more failing cases")
-            if stage.name in ("build", "sanitizer") and stage.output:
+            if stage.name in (StageName.BUILD, StageName.SANITIZER) and stage.output:
                 out.append(_indent(stage.output))
             elif stage.status in _STOPPED and stage.output:
                 out.append("    last output:")
@@ -160,7 +160,7 @@ def _table(report: model.Report, color: bool) -> list[str]:
         status_text = ("compiled" if build_only and ex.status == ExerciseStatus.SKIPPED
                        else ex.status.replace("_", " "))
         status = _paint(f"{status_text:<13}", ex.status, color)
-        technique = ex.stage("technique")
+        technique = ex.stage(StageName.TECHNIQUE)
         rules = "-"
         if technique and technique.cases:
             met = sum(c.status == CaseStatus.PASSED for c in technique.cases)
@@ -170,10 +170,10 @@ def _table(report: model.Report, color: bool) -> list[str]:
         if build_only:
             out.append(f"{name:<{name_w}} {status} {_cell(rules, 5):>5}")
             continue
-        tests = ex.stage("tests")
+        tests = ex.stage(StageName.TESTS)
         cases = (f"{tests.details.get('passed', 0)}/{tests.details.get('total', 0)}"
                  if tests and "total" in tests.details else "-")
-        bench = ex.stage("benchmark")
+        bench = ex.stage(StageName.BENCHMARK)
         perf = "-"
         if bench and bench.metrics:
             ratios = [m.ratio for m in bench.metrics if m.ratio is not None]

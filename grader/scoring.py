@@ -1,20 +1,24 @@
-"""The one place that awards points and decides verdicts.
+"""The one place that awards points and decides verdicts: score().
 
-The stages (grader/stages/) say what happened; from their results this module gives the tests
+The stages (grader/stages/) say what happened; from their results score() gives the tests
 stage its share of the correctness points (voided by a failing sanitizer), turns the benchmark's
 ratios into performance points, awards each technique rule's points (only to a correct exercise;
 a failed rule with `voids = "performance"` also voids the performance points, one with
-`voids = "all"` every point), and decides the exercise's status and message.
+`voids = "all"` every point), and decides the exercise's status and message. It runs once per
+exercise, on copies: the stages it is given stay as the stages left them, and nothing changes
+the result it returns, so a verdict is never the sum of several modules' edits.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
+from typing import Sequence
 
 from grader import workspace
 from grader.manifest import Exercise
-from grader.model import ExerciseResult, ExerciseStatus, StageResult, StageStatus
+from grader.model import ExerciseResult, ExerciseStatus, StageName, StageResult, StageStatus
 
 # A test run that ended this way is the exercise's verdict, whatever else happened.
 _RUN_VERDICTS = {StageStatus.CRASHED: ExerciseStatus.CRASHED,
@@ -50,9 +54,9 @@ def correctness_points(passed: int, total: int, points: float) -> float:
 
 def correct(stages: list[StageResult]) -> bool:
     """Every case passed and no sanitizer found anything: the condition for benchmarking."""
-    tests = _stage(stages, "tests")
+    tests = _stage(stages, StageName.TESTS)
     return (tests is not None and tests.status == StageStatus.PASSED
-            and all(s.status in _CHECKED for s in stages if s.name == "sanitizer"))
+            and all(s.status in _CHECKED for s in stages if s.name == StageName.SANITIZER))
 
 
 def score_tests(ex: Exercise, tests: StageResult, sanitizer: StageResult | None) -> None:
@@ -106,7 +110,7 @@ def score_benchmark(ex: Exercise, bench: StageResult) -> None:
             metric.message = f"{metric.ratio:.2f}x {perf.baseline} (full marks at " \
                              f"{perf.full_at:.2f}x)"
         if bench.details.get("shared_gpu"):
-            metric.message += f" [measured while {bench.details['shared_gpu']}: " \
+            metric.message += f" [measured while {bench.details.shared_gpu}: " \
                               "--allow-shared-gpu]"
     bench.points = round(sum(m.points for m in bench.metrics), 3)
     if bench.status == StageStatus.PASSED and bench.points < bench.max_points:
@@ -185,7 +189,7 @@ def void_everything(ex: Exercise, stages: list[StageResult], rules: list[str],
         stage.points = 0.0
         for metric in stage.metrics:
             metric.points = 0.0
-    for rule in _stage(stages, "technique").details.get("rules", []):
+    for rule in _stage(stages, StageName.TECHNIQUE).details.get("rules", []):
         rule["points"] = 0.0
     by_name = {t.name: t for t in ex.technique}
     what = "; ".join(f"{name}: {by_name[name].message}" if by_name[name].message else name
@@ -196,7 +200,48 @@ def void_everything(ex: Exercise, stages: list[StageResult], rules: list[str],
             f"exercise ({what})" + (f". Try: {hints}" if hints else ""))
 
 
-def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
+def score(ex: Exercise, stages: Sequence[StageResult], *, missing: Sequence[str] = (),
+          folder: Path | None = None, not_run: str = "") -> ExerciseResult:
+    """The exercise's result from what its stages found: each stage's points and the verdict.
+    `stages` are those the pipeline ran, in order (none when files are `missing` from
+    `folder`); `not_run` says why a compiled exercise was not run here (--build-only, a GPU
+    too old). Pure: the result holds scored copies, the stages given are left as they are."""
+    return _score(ex, copy.deepcopy(list(stages)), list(missing), folder, not_run)
+
+
+def _score(ex: Exercise, stages: list[StageResult], missing: list[str], folder: Path | None,
+           not_run: str) -> ExerciseResult:
+    """score() on the stages themselves, which it changes."""
+    if missing:
+        return _not_submitted(ex, missing, folder or Path("."))
+    build = _stage(stages, StageName.BUILD)
+    if build is not None and "refused" in build.details:
+        return _refused_sources(ex, build)
+    if build is None or build.status != StageStatus.PASSED:
+        return _result(ex, stages, ExerciseStatus.COMPILE_ERROR,
+                       build.message.rstrip(":") if build else "not built")
+    integrity = _stage(stages, StageName.INTEGRITY)
+    if integrity is not None and integrity.status != StageStatus.PASSED:
+        return _not_trusted(ex, stages)
+    if not_run:
+        return _not_run(ex, stages, not_run)
+    return _grade(ex, stages)
+
+
+# In place, for tests that look at the stages they scored; the pipeline calls score().
+def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+    return _score(ex, stages, [], None, "")
+
+
+def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
+    return _score(ex, stages, [], None, why)
+
+
+def not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+    return _score(ex, stages, [], None, "")
+
+
+def _not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseResult:
     """Names the files there that look like a missing one (VectorAdd.cu, vector_add.cpp): the
     grader takes only the exact name, and a student would not see why otherwise."""
     hints = [f"{', '.join(near)} {'is' if len(near) == 1 else 'are'} there: rename "
@@ -207,47 +252,44 @@ def not_submitted(ex: Exercise, missing: list[str], folder: Path) -> ExerciseRes
                    + (f" ({'; '.join(hints)})" if hints else ""))
 
 
-def not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+def _not_trusted(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
     """The integrity stage found forbidden calls (rejected), or could not look (unchecked):
     either way the code is not run and earns nothing."""
-    integrity = _stage(stages, "integrity")
+    integrity = _stage(stages, StageName.INTEGRITY)
     status = ExerciseStatus.REJECTED if integrity.status == StageStatus.FAILED \
         else ExerciseStatus.UNCHECKED
     return _result(ex, stages, status, f"integrity: {integrity.message}")
 
 
-def refused_sources(ex: Exercise, build: StageResult) -> ExerciseResult:
+def _refused_sources(ex: Exercise, build: StageResult) -> ExerciseResult:
     """The sources name files outside the submission and the course's headers (the reference,
     another student's work, the system's secrets): rejected before anything is compiled."""
     return _result(ex, [build], ExerciseStatus.REJECTED,
                    "sources refused before the build: " + build.message.split("\n", 1)[0])
 
 
-def not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
-    """Compiled, but not run here (--build-only, a GPU too old): no verdict on the code, but
-    the technique rules, which need no GPU, are reported (without points)."""
-    technique = _stage(stages, "technique")
+def _not_run(ex: Exercise, stages: list[StageResult], why: str) -> ExerciseResult:
+    """Compiled, but not run here: no verdict on the code, but the technique rules, which need
+    no GPU, are reported (without points)."""
+    technique = _stage(stages, StageName.TECHNIQUE)
     if technique is not None:
         score_technique(ex, technique, is_correct=False)
     return _result(ex, stages, ExerciseStatus.SKIPPED, why)
 
 
-def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
-    """Points for every stage that ran, then the exercise's status and message. `stages` is
-    what the pipeline ran: the build, and after a passing build the tests and the rest."""
-    build = _stage(stages, "build")
-    if build.status != StageStatus.PASSED:
-        return _result(ex, stages, ExerciseStatus.COMPILE_ERROR, build.message.rstrip(":"))
-    tests = _stage(stages, "tests")
-    score_tests(ex, tests, _stage(stages, "sanitizer"))
-    judge_sanitizer(tests, _stage(stages, "sanitizer"))
-    technique = _stage(stages, "technique")
+def _grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
+    """Points for every stage of a built, trusted exercise that ran, then its status and
+    message."""
+    tests = _stage(stages, StageName.TESTS)
+    score_tests(ex, tests, _stage(stages, StageName.SANITIZER))
+    judge_sanitizer(tests, _stage(stages, StageName.SANITIZER))
+    technique = _stage(stages, StageName.TECHNIQUE)
     if technique is not None:
         score_technique(ex, technique, correct(stages))
         judge_technique(technique, correct(stages))
     if tests.status == StageStatus.SKIPPED:
         return _result(ex, stages, ExerciseStatus.SKIPPED, tests.message)
-    bench = _stage(stages, "benchmark")
+    bench = _stage(stages, StageName.BENCHMARK)
     voided: list[str] = []
     if bench is not None:
         score_benchmark(ex, bench)
@@ -268,10 +310,10 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
         result.message = tests.message
     elif not correct(stages):
         result.status = ExerciseStatus.FAILED
-        failing = next((s for s in stages if s.name in ("tests", "sanitizer")
+        failing = next((s for s in stages if s.name in (StageName.TESTS, StageName.SANITIZER)
                         and s.status not in _NOT_FAILING), None)
         if failing is None:  # every case passed, but the sanitizer could not check them
-            failing = _stage(stages, "sanitizer")
+            failing = _stage(stages, StageName.SANITIZER)
             result.status = ExerciseStatus.UNCHECKED
         result.message = f"{failing.name}: {failing.message}"
     elif everything:
@@ -286,7 +328,7 @@ def grade(ex: Exercise, stages: list[StageResult]) -> ExerciseResult:
                           "graded again with the GPU free")
     elif result.score + 1e-9 < result.max_score:
         result.status = ExerciseStatus.PARTIAL
-        result.message = "; ".join(f"{s.name}: {s.message}" if s.name == "technique"
+        result.message = "; ".join(f"{s.name}: {s.message}" if s.name == StageName.TECHNIQUE
                                    else s.message for s in (technique, bench)
                                    if s is not None and s.points + 1e-9 < s.max_points)
     return result
@@ -298,5 +340,5 @@ def _result(ex: Exercise, stages: list[StageResult], status: ExerciseStatus,
                           message, stages)
 
 
-def _stage(stages: list[StageResult], name: str) -> StageResult | None:
+def _stage(stages: list[StageResult], name: StageName) -> StageResult | None:
     return next((s for s in stages if s.name == name), None)

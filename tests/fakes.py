@@ -144,6 +144,18 @@ def flood(total):
     os.write(1, b"\nFLOOD-END\n")
 
 
+def failure_kinds(failures):
+    """What the test main says of a failure (support/src/gpu_test_main.cpp, failure_kinds)."""
+    kinds = set()
+    for m in failures:
+        if "device memory leaked" in m:
+            kinds.add("device_memory_leaked")
+        if any(s in m for s in ("out of memory", "cudaErrorMemoryAllocation", "std::bad_alloc",
+                                "Cannot allocate memory")):
+            kinds.add("out_of_memory")
+    return sorted(kinds)
+
+
 done = []
 dropped = cases[len(cases) - cfg.get("drop", 0):] if cfg.get("drop") else []
 for c in cases:
@@ -194,7 +206,8 @@ for c in cases:
     for m in failures:
         print(m)
     print("[ %8s ] %s (1 ms)" % ("OK" if status == "passed" else status.upper(), name))
-    emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures})
+    emit({"event": "end", "case": name, "status": status, "ms": 1, "failures": failures,
+          "failure_kinds": c.get("kinds", failure_kinds(failures))})
     done.append((name, status, failures))
 
 if cfg.get("launched"):  # the test main's record of kernels launched (launch_record.cpp)
@@ -337,7 +350,8 @@ def write_script(path: Path, body: str, config: dict | None = None) -> Path:
 
 def fake_gtest(path: Path, cases: list, **config) -> Path:
     """cases: names ("Suite.case", passing) or dicts with name, status (passed | failed |
-    skipped), message, action (segv | abort | hang | hang_ignoring_term | exit | torn | flood |
+    skipped), message, kinds (the failure's kinds; by default those the test main would
+    name for the message), action (segv | abort | hang | hang_ignoring_term | exit | torn | flood |
     child_hang), and *_under_sanitizer variants. config: report (ok, or missing: no
     "finished" line), drop (the last cases' results left out of the stream), forge (lines
     printed and written to the stream without the nonce), exit, no_gpu, premature (honour the

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from grader import gtest
+from grader.model import FailureKind
 
 LISTING = """\
 Running main() from gpu_test_main.cpp
@@ -114,3 +115,18 @@ def test_odd_field_types_do_not_crash_the_reader(tmp_path):
     lines = signed([{"event": "end", "case": 7, "status": [], "ms": "x", "failures": "boom"}])
     out = gtest.parse_events(events_file(tmp_path, lines + ["[1]"]), NONCE)
     assert out.cases["7"].status == "failed" and out.cases["7"].duration_ms == 0.0
+
+
+def test_failure_kinds_come_from_the_end_line_not_the_message(tmp_path):
+    """The test main names what a failure ran into (gpu_test_main.cpp, failure_kinds); the
+    grader never reads the wording of a message, and a kind it does not know is no kind."""
+    lines = signed([
+        {"event": "end", "case": "A.leak", "status": "failed", "failures": ["leaked"],
+         "failure_kinds": ["device_memory_leaked"]},
+        {"event": "end", "case": "A.says", "status": "failed", "failures": ["out of memory"]},
+        {"event": "end", "case": "A.odd", "status": "failed", "failures": [],
+         "failure_kinds": ["gremlins", 3, "out_of_memory"]}])
+    out = gtest.parse_events(events_file(tmp_path, lines), NONCE)
+    assert out.cases["A.leak"].failure_kinds == {FailureKind.DEVICE_MEMORY_LEAKED}
+    assert out.cases["A.says"].failure_kinds == set()
+    assert out.cases["A.odd"].failure_kinds == {FailureKind.OUT_OF_MEMORY}

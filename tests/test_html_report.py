@@ -32,6 +32,9 @@ REPORTS = {"full": DATA / "full_report.json", "failing": DATA / "failing_report.
            "h200": DATA / "h200_report.json"}
 SCREENSHOTS = ROOT / "build" / "html-report-test"
 IN_CI = os.environ.get("CI") == "true"
+# Sample reports, matplotlib and a headless browser: nothing the student template leaves out
+# (pytest.ini).
+pytestmark = pytest.mark.same_in_template
 
 
 def _need(condition: bool, reason: str) -> None:

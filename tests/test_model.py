@@ -122,3 +122,32 @@ def test_load_errors_are_one_line_naming_the_file(tmp_path, content, fragment):
 def test_load_a_directory(tmp_path):
     with pytest.raises(GraderError, match="cannot be read"):
         model.Report.load(tmp_path)
+
+
+def test_stage_names_and_typed_details():
+    """A stage's name is a StageName and its details the stage's own dataclass, read like the
+    dict reports hold; only the keys that were set are written, in the order they were set."""
+    tests = model.StageResult("tests", StageStatus.PASSED, details={"passed": 1, "total": 2})
+    assert tests.name is model.StageName.TESTS and isinstance(tests.details, model.TestsDetails)
+    assert tests.details.passed == tests.details["passed"] == 1 and "exit" not in tests.details
+    tests.details.among_others = "failed"
+    tests.details.failure_kinds.add(model.FailureKind.OUT_OF_MEMORY)  # never written
+    assert tests.details.to_dict() == {"passed": 1, "total": 2, "among_others": "failed"}
+    assert list(tests.details) == ["passed", "total", "among_others"]
+    with pytest.raises(KeyError):
+        tests.details["no_such_detail"] = 1
+    bench = model.StageResult("benchmark", StageStatus.NOT_MEASURED,
+                              details=model.BenchmarkDetails(disturbed="x", attempts=3))
+    assert list(bench.details.to_dict()) == ["disturbed", "attempts"]
+    technique = model.StageResult("technique", StageStatus.PASSED)
+    technique.details["rules"] = [{"name": "r", "passed": True}]  # as technique.py fills it
+    assert technique.details.rules == [{"name": "r", "passed": True}]
+
+
+def test_a_report_with_details_no_field_names_loads_and_keeps_them():
+    data = sample_report().to_dict()
+    data["exercises"][0]["stages"][0]["details"] = {"future_key": [1], "commands": ["nvcc"]}
+    again = model.Report.from_dict(data)
+    assert again.exercises[0].stages[0].details.commands == ["nvcc"]
+    assert again.to_dict()["exercises"][0]["stages"][0]["details"] == {
+        "future_key": [1], "commands": ["nvcc"]}

@@ -758,3 +758,33 @@ def test_a_build_directory_older_than_an_option_is_set_up_again(grader_for, fake
     calls = log.read_text().splitlines()
     assert len(calls) == 2
     assert calls[0].startswith("setup --reconfigure") and calls[1].startswith("setup --wipe")
+
+
+@pytest.mark.parametrize("kinds, tool_says, again", [
+    ({model.FailureKind.OUT_OF_MEMORY}, "", True),       # a case ran out of memory under it
+    (set(), "========= Internal error: out of memory", True),  # the tool itself did
+    (set(), "", False),                                  # a failing case: the code's own
+])
+def test_the_sanitizer_stage_carries_the_failure_kinds_of_its_runs(monkeypatch, tmp_path, kinds,
+                                                                    tool_says, again):
+    """What its runs' cases ran into (the test main's failure kinds) travels with the sanitizer
+    stage, so the pipeline runs it again alone like the tests stage."""
+    from grader import pipeline
+    from grader.stages import tests as tests_stage
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": "/bin/true")
+
+    def sub_run(*args, **kwargs):
+        details = model.TestsDetails(exit="exit status 1")
+        details.failure_kinds = set(kinds)
+        return StageResult("sanitizer-memcheck", StageStatus.FAILED, message="1 of 2 cases passed",
+                           output="========= ERROR SUMMARY: 0 errors\n" + tool_says,
+                           cases=[CaseResult("S.a", CaseStatus.FAILED),
+                                  CaseResult("S.b", CaseStatus.PASSED)], details=details)
+
+    monkeypatch.setattr(tests_stage, "run", sub_run)
+    options = GradeOptions(root=ROOT, submission=tmp_path, build_dir=tmp_path, seed=1)
+    stage = sanitizer_stage.run(options, vector_add(), tmp_path / "vector_add_test")
+    assert stage.status is StageStatus.PASSED and "failure_kinds" not in stage.details.to_dict()
+    failed = dataclasses.replace(stage, status=StageStatus.FAILED)
+    item = pipeline._Checked(vector_add(), [StageResult("tests", StageStatus.PASSED), failed])
+    assert pipeline.Grader._load_may_explain(item) is again

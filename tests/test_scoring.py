@@ -186,7 +186,7 @@ def test_verdict_tests_skipped_without_gpu():
 
 
 def test_verdict_not_submitted_and_not_run(tmp_path):
-    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    r = scoring.score(EX, [], missing=["vector_add.cu"], folder=tmp_path)
     assert r.status is ExerciseStatus.NOT_SUBMITTED and r.stages == []
     assert r.message == f"not submitted: vector_add.cu not found in {tmp_path}"
     r = scoring.not_run(EX, [built()], "compiled (--build-only: not run)")
@@ -302,10 +302,29 @@ def test_the_sanitizer_stage_words_what_scoring_reads(monkeypatch, tmp_path):
 def test_a_misnamed_file_is_named_when_the_exercise_is_not_submitted(tmp_path):
     (tmp_path / "VectorAdd.cu").write_text("// mine\n")
     (tmp_path / "notes.md").write_text("x")
-    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    r = scoring.score(EX, [], missing=["vector_add.cu"], folder=tmp_path)
     assert r.status is ExerciseStatus.NOT_SUBMITTED
     assert r.message == (f"not submitted: vector_add.cu not found in {tmp_path} "
                          "(VectorAdd.cu is there: rename it vector_add.cu)")
     (tmp_path / "vector-add.cpp").write_text("// mine too\n")
-    r = scoring.not_submitted(EX, ["vector_add.cu"], tmp_path)
+    r = scoring.score(EX, [], missing=["vector_add.cu"], folder=tmp_path)
     assert "(VectorAdd.cu, vector-add.cpp are there: rename one vector_add.cu)" in r.message
+
+
+def test_score_is_pure_and_decides_every_ending(tmp_path):
+    """score() is the one scorer: it leaves the stages it is given as they were, and it ends
+    an exercise that was not submitted, not built or not run here as well as a graded one."""
+    tests, sanitizer = ran_tests(3, 4), sanitized()
+    stages = [built(), tests, sanitizer]
+    r = scoring.score(EX, stages)
+    assert r.status is ExerciseStatus.FAILED and r.stages[1].points == 45
+    assert tests.points == 0 and tests.max_points == 0 and r.stages[1] is not tests
+    assert scoring.score(EX, [], missing=["vector_add.cu"], folder=tmp_path).status \
+        is ExerciseStatus.NOT_SUBMITTED
+    assert scoring.score(EX, [built(StageStatus.FAILED, "no")]).status \
+        is ExerciseStatus.COMPILE_ERROR
+    refused = StageResult("build", StageStatus.FAILED, message="names /etc/shadow",
+                          details={"refused": [{"line": 1}]})
+    assert scoring.score(EX, [refused]).status is ExerciseStatus.REJECTED
+    assert scoring.score(EX, [built()], not_run="compiled (--build-only: not run)").status \
+        is ExerciseStatus.SKIPPED

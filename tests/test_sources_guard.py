@@ -79,7 +79,7 @@ class Course:
         assert result is not None, "expected the sources to be refused"
         assert result.name == "build" and result.status == StageStatus.FAILED
         # Never the content of a file outside the submission, anywhere in the result.
-        assert SECRET not in result.message and SECRET not in json.dumps(result.details)
+        assert SECRET not in result.message and SECRET not in json.dumps(result.details.to_dict())
         found = result.details["refused"]
         assert len(result.message.splitlines()) == len(found)  # one sentence per finding
         return found

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from grader.manifest import Exercise, Performance
-from grader.model import Metric, StageResult, StageStatus
+from grader.model import BenchmarkDetails, Metric, StageName, StageResult, StageStatus
 from grader.stages.ceilings import Ceilings
 from grader.stages.measured import Measured
 from grader.stages.tests import SANDBOX_HIDES_GPU
@@ -23,13 +23,13 @@ from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, run_reporting
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     """Runs the benchmark and keeps what it measured; ratios() turns that into metrics once
     the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
-    scratch = student_scratch(options, ex, "benchmark")
+    scratch = student_scratch(options, ex, StageName.BENCHMARK)
     out = scratch / "benchmark.json"
     result, data, nonce = run_reporting(
         options, [str(binary), "--ceilings-elsewhere", "--json", str(out)], out,
         scratch / "nonce", ex.benchmark_timeout_s, scratch=scratch)
-    stage = StageResult("benchmark", StageStatus.PASSED, duration_s=round(result.duration_s, 2),
-                        output=clip(result.output, 4096))
+    stage = StageResult(StageName.BENCHMARK, StageStatus.PASSED,
+                        duration_s=round(result.duration_s, 2), output=clip(result.output, 4096))
     if result.returncode == NO_GPU_EXIT:
         stage.status = StageStatus.ERROR if options.sandbox.on else StageStatus.SKIPPED
         stage.message = SANDBOX_HIDES_GPU if options.sandbox.on else "no GPU available to benchmark"
@@ -47,7 +47,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         stage.metrics = [metric(perf, {}, stage.message) for perf in ex.performance]
         return stage
     entries = data.get("measurements", [])
-    stage.details["measurements"] = entries if isinstance(entries, list) else []
+    stage.details.measurements = entries if isinstance(entries, list) else []
     failed_requirements = [r for r in data.get("requirements", [])
                            if isinstance(r, dict) and not r.get("ok")]
     problem = ""
@@ -56,7 +56,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
                             for r in failed_requirements)
     elif data.get("errors"):
         problem = "; ".join(map(str, data["errors"]))
-    stage.details["problem"] = problem
+    stage.details.problem = problem
     return stage
 
 
@@ -76,16 +76,16 @@ def from_measured(ex: Exercise, measured: Measured[StageResult]) -> StageResult:
     why = measured.disturbance.describe() if measured.disturbance is not None else ""
     if measured.result is None or measured.not_measured:
         message = f"not measured: {why}"
-        stage = StageResult("benchmark", StageStatus.NOT_MEASURED, message=message,
-                            details={"disturbed": why, "attempts": measured.attempts})
+        stage = StageResult(StageName.BENCHMARK, StageStatus.NOT_MEASURED, message=message,
+                            details=BenchmarkDetails(disturbed=why, attempts=measured.attempts))
         stage.metrics = [metric(perf, {}, message) for perf in ex.performance]
         return stage
     stage = measured.result
-    stage.details["attempts"] = measured.attempts
+    stage.details.attempts = measured.attempts
     if measured.shared:
-        stage.details["shared_gpu"] = why
+        stage.details.shared_gpu = why
     if measured.confirmed:
-        stage.details["confirmed"] = True
+        stage.details.confirmed = True
         for entry in stage.details.get("measurements", []):
             if isinstance(entry, dict) and entry.get("timing_only") is True \
                     and not entry.get("valid", True):
@@ -104,16 +104,16 @@ def ratios(ex: Exercise, stage: StageResult, ceilings: Ceilings) -> None:
     ceilings programs (measured by ceilings.prepare(), or now)."""
     if not waiting_for_ratios(stage):
         return
-    entries = stage.details["measurements"]
+    entries = stage.details.measurements
     ceilings_problem, measured_now = ceilings.complete(ex, entries)
-    stage.details["ceilings_measured"] = measured_now
+    stage.details.ceilings_measured = measured_now
     measurements = {m.get("name"): m for m in entries if isinstance(m, dict)}
-    stage.metrics = [metric(perf, measurements, stage.details["problem"])
+    stage.metrics = [metric(perf, measurements, stage.details.problem)
                      for perf in ex.performance]
     busy = ceilings.disturbed(ex, entries)
     if busy and any(m.ratio is None for m in stage.metrics):
         stage.status = StageStatus.NOT_MEASURED
-        stage.details["disturbed"] = busy
+        stage.details.disturbed = busy
         stage.message = f"a shared ceiling was not measured: {busy}"
     elif ceilings_problem and any(m.ratio is None for m in stage.metrics):
         stage.status = StageStatus.ERROR
@@ -121,7 +121,7 @@ def ratios(ex: Exercise, stage: StageResult, ceilings: Ceilings) -> None:
 
 
 def not_run(why: str) -> StageResult:
-    return StageResult("benchmark", StageStatus.SKIPPED, message=why)
+    return StageResult(StageName.BENCHMARK, StageStatus.SKIPPED, message=why)
 
 
 def metric(perf: Performance, measurements: dict, problem: str) -> Metric:

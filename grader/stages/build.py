@@ -17,7 +17,7 @@ from grader import proc, sandbox, tools
 from grader.stages import sources
 from grader.errors import GraderError
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
-from grader.model import StageResult, StageStatus
+from grader.model import StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions, clip
 
 CONFIGURE_TIMEOUT_S = 600
@@ -232,14 +232,15 @@ def run(options: GradeOptions, ex: Exercise, build_log: str = "") -> StageResult
                       env=compiler_env(options), output_limit=options.output_limit)
     if result.returncode == 0:
         return linked(ex, build_log + "\n" + result.output, result.duration_s, options)
-    stage = StageResult("build", StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED,
+    stage = StageResult(StageName.BUILD,
+                        StageStatus.TIMED_OUT if result.timed_out else StageStatus.FAILED,
                         duration_s=round(result.duration_s, 2))
     stage.message = ("the build timed out" if result.timed_out else
                      "compilation failed; the compiler said:")
     stage.output, commands = compiler_errors(filter_outside(options, ex, result.output))
     stage.output = openable_paths(stage.output, options.build_dir, options.root)
     if commands:
-        stage.details["commands"] = commands
+        stage.details.commands = commands
     return stage
 
 
@@ -261,7 +262,7 @@ def linked(ex: Exercise, log: str, duration_s: float = 0.0,
     files that `log` (the compilers' output) holds: the first WARNINGS_SHOWN, and how many
     there are in all. Paths in them open from the course's root (openable_paths): the build
     folder is `options`', or the one ninja said it entered."""
-    stage = StageResult("build", StageStatus.PASSED, duration_s=round(duration_s, 2))
+    stage = StageResult(StageName.BUILD, StageStatus.PASSED, duration_s=round(duration_s, 2))
     build_dir = options.build_dir if options else _entered(log)
     warnings = student_warnings(ex, log, limit=None)
     earlier = False
@@ -272,13 +273,13 @@ def linked(ex: Exercise, log: str, duration_s: float = 0.0,
         if build_dir is not None:
             shown = [openable_paths(w, build_dir, options.root if options else COURSE_ROOT)
                      for w in shown]
-        stage.details["warnings"] = shown
+        stage.details.warnings = shown
         stage.message = (f"compiled, with {len(warnings)} compiler warning"
                          f"{'s' if len(warnings) != 1 else ''} in your code")
         if earlier:
             stage.message += " (from its last compile: unchanged since)"
         if len(warnings) > len(shown):
-            stage.details["warnings_hidden"] = len(warnings) - len(shown)
+            stage.details.warnings_hidden = len(warnings) - len(shown)
             stage.message += (f"; {len(shown)} shown here, {len(warnings) - len(shown)} "
                               "more not shown")
     return stage

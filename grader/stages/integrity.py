@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader import binary, tools
 from grader.manifest import Exercise
-from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
+from grader.model import CaseResult, CaseStatus, StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions
 
 # Course libraries of a build directory (meson.build): the support library, the test main,
@@ -76,7 +76,7 @@ class Finding:
 
 
 def run(options: GradeOptions, ex: Exercise) -> StageResult:
-    stage = StageResult("integrity", StageStatus.PASSED)
+    stage = StageResult(StageName.INTEGRITY, StageStatus.PASSED)
     nm = tools.find("nm")
     library = options.build_dir / f"lib{ex.name}_submission.a"
     if nm is None:

@@ -1,6 +1,8 @@
 """The sanitizer stage: the manifest's compute-sanitizer tools (memcheck always) over the small
 test cases its filter selects, each run classified like the tests stage, then its summaries read.
-Cases failing without sanitizer errors are the tests stage's business, not this one's."""
+Cases failing without sanitizer errors are the tests stage's business, not this one's. The
+failure kinds its runs' cases reported travel with the stage (SanitizerDetails), so a run that
+ran out of memory among other exercises is run again alone like the tests'."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 from grader import tools
 from grader.manifest import Exercise
-from grader.model import CaseStatus, StageResult, StageStatus
+from grader.model import CaseStatus, FailureKind, StageName, StageResult, StageStatus
 from grader.stages import tests
 from grader.stages.common import GradeOptions, clip
 
@@ -21,11 +23,14 @@ _RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY:.*?\((\d+)\s+error")
 # dynamic parallelism, measured with CUDA 13.0) warns and exits with the error code.
 _UNSUPPORTED = re.compile(r"Warning: (.*? is not supported by the selected tool)")
 _LEAK_SUMMARY = re.compile(r"LEAK SUMMARY:\s*(\d+)\s+bytes leaked in\s+(\d+)\s+allocation")
+# The tool's own lines saying that it ran out of memory (not the harness's: the tool's
+# wording is the only record of it).
+_TOOL_OUT_OF_MEMORY = re.compile(r"^=========.*out of memory", re.IGNORECASE | re.MULTILINE)
 
 
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     sanitizer = tools.find("compute-sanitizer")
-    stage = StageResult("sanitizer", StageStatus.PASSED)
+    stage = StageResult(StageName.SANITIZER, StageStatus.PASSED)
     if sanitizer is None:
         # Not a skip: unchecked code must not earn correctness points silently.
         stage.status = StageStatus.ERROR
@@ -47,6 +52,9 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
                         timeout_s=ex.sanitizer_timeout_s,
                         extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None)
         stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
+        stage.details.failure_kinds |= getattr(sub.details, "failure_kinds", set())
+        if _TOOL_OUT_OF_MEMORY.search(sub.output):
+            stage.details.failure_kinds.add(FailureKind.OUT_OF_MEMORY)
         errors = error_count(sub.output)
         found = errors > 0 or sub.details.get("exit") == f"exit status {SANITIZER_EXIT}"
         if sub.status == StageStatus.SKIPPED:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.manifest import Exercise
-from grader.model import StageResult, StageStatus
+from grader.model import BuildDetails, StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions
 
 # Course files a student may include: headers only. The exercise folder also holds the course's
@@ -600,7 +600,7 @@ class _Guard:
 
 def check(options: GradeOptions, ex: Exercise) -> StageResult | None:
     """None when the exercise's sources name only what they may; else a failed build stage
-    whose message has one sentence per finding, and details["refused"] the findings."""
+    whose message has one sentence per finding, and details.refused the findings."""
     findings = _Guard(options, ex).run()
     if not findings:
         return None
@@ -608,9 +608,9 @@ def check(options: GradeOptions, ex: Exercise) -> StageResult | None:
     sentences = [f.sentence() for f in shown]
     if len(findings) > len(shown):
         sentences.append(f"... and {len(findings) - len(shown)} more.")
-    return StageResult("build", StageStatus.FAILED,
+    return StageResult(StageName.BUILD, StageStatus.FAILED,
                        message="\n".join(sentences),
-                       details={"refused": [f.as_dict() for f in findings]})
+                       details=BuildDetails(refused=[f.as_dict() for f in findings]))
 
 
 # --- compiler output --------------------------------------------------------------------------

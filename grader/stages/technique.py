@@ -25,7 +25,7 @@ from grader.binary import (ATOMIC_OPS, CUDA_MACHINERY, DEVICE_LAUNCH, GLOBAL_ATO
                            TEXTURE_OPS, VOTE_OPS, Function, HostCode, Inspection, ToolError,
                            closure, in_namespace, inspect, program_order)
 from grader.manifest import Exercise, Technique
-from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
+from grader.model import CaseResult, CaseStatus, StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions
 
 # Kernels in these namespaces are the libraries', not the student's: the rules about kernels
@@ -38,7 +38,7 @@ def run(options: GradeOptions, ex: Exercise, launched: set[str] | None = None) -
     from the host; when given, they (and what they launch from the device) are the kernels
     that count, else the kernels the student's launchers launch in the compiled code. Reads
     the library afresh and keeps nothing, so it may be called again with the run's set."""
-    stage = StageResult("technique", StageStatus.PASSED)
+    stage = StageResult(StageName.TECHNIQUE, StageStatus.PASSED)
     cuobjdump = tools.find("cuobjdump")
     if cuobjdump is None:
         stage.status = StageStatus.ERROR

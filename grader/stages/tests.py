@@ -14,7 +14,8 @@ from pathlib import Path
 
 from grader import gtest, proc, sandbox
 from grader.manifest import Exercise
-from grader.model import CaseResult, CaseStatus, StageResult, StageStatus
+from grader.model import (CaseResult, CaseStatus, StageName, StageResult, StageStatus,
+                          TestsDetails)
 from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip, issue_nonce,
                                   program_env, student_command, student_scratch)
 
@@ -36,10 +37,12 @@ def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = N
     return [name for name in names if not _disabled(name)]
 
 
-def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = "tests",
+def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = StageName.TESTS,
         gtest_filter: str | None = None, wrapper: list[str] | None = None,
         timeout_s: float | None = None, extra_env: dict | None = None) -> StageResult:
-    """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run."""
+    """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run.
+    `stage_name` names the result and its scratch folder (a sanitizer's run: sanitizer-TOOL);
+    its details are TestsDetails whatever the name."""
     # The program writes its results in a fresh folder of its own, the only place it may write:
     # nothing it plants there outlives the run or reaches the grader's files.
     scratch = student_scratch(options, ex, stage_name)
@@ -64,15 +67,19 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     sandbox.remove(nonce_file)
     outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
         else gtest.RunOutcome()
+    details = TestsDetails(exit=result.describe_exit())
     stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),
-                        output=result.output if result.returncode != 0 else "")
-    stage.details["exit"] = result.describe_exit()
+                        output=result.output if result.returncode != 0 else "", details=details)
     if result.truncated:
-        stage.details["output_bytes"] = result.output_bytes
+        details.output_bytes = result.output_bytes
     if outcome.forged:
-        stage.details["forged_lines"] = outcome.forged
+        details.forged_lines = outcome.forged
     if outcome.launched and wrapper is None:
-        stage.details["launched_kernels"] = sorted(outcome.launched)
+        details.launched_kernels = sorted(outcome.launched)
+    if not outcome.forged:
+        details.failure_kinds = {kind for case in outcome.cases.values()
+                                 if case.status == CaseStatus.FAILED
+                                 for kind in case.failure_kinds}
 
     if result.returncode == NO_GPU_EXIT and not outcome.cases:
         if options.sandbox.on:
@@ -88,7 +95,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     _classify_run(stage, result, outcome, os.path.lexists(premature))
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
     if outcome.stopped and not outcome.forged:
-        stage.details["stopped"] = outcome.stopped
+        details.stopped = outcome.stopped
     if outcome.forged:
         # A forged run earns nothing, not even for the cases the harness did report.
         for case in stage.cases:
@@ -158,8 +165,8 @@ def _classify_cases(stage: StageResult) -> None:
     """Counts the cases; a run that ended well still fails on a missing or failing case."""
     passed = sum(c.status == CaseStatus.PASSED for c in stage.cases)
     reported = sum(c.status != CaseStatus.NOT_RUN for c in stage.cases)
-    stage.details["passed"] = passed
-    stage.details["total"] = len(stage.cases)
+    stage.details.passed = passed
+    stage.details.total = len(stage.cases)
     if stage.status != StageStatus.PASSED:
         return
     if not stage.cases:

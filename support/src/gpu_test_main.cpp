@@ -10,7 +10,10 @@
 //   prints or writes cannot pass for them, and a process that dies mid-run leaves the name of
 //   the case that was running. After a case that launched kernels not reported before, a
 //   "launched" line names them (course/launch_record.h): the grader's technique rules count
-//   only kernels a run launched.
+//   only kernels a run launched. A failed case's "end" line lists its "failure_kinds" (the
+//   grader's model.FailureKind): causes that the exercises graded beside it share (memory
+//   running out, a leak check, which reads the device's free memory), so the grader runs such
+//   a case again alone before it counts, without reading the messages' wording itself.
 // * COURSE_CASE_LIMIT_S=seconds (set by the grader's tests stage from the manifest's
 //   case_timeout_s): a case still running after that long is stopped: a "stopped" line names
 //   it and the process ends at once (exit status 3). A kernel that never ends (launches from
@@ -19,11 +22,16 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,10 +40,35 @@
 #include "course/launch_record.h"
 #include "course/random.h"
 #include "course/results.h"
+#include "course/testing.h"
 
 namespace {
 
 constexpr int kStoppedExit = 3;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The failure kinds (grader/model.py, FailureKind) that a failure's message shows: the leak
+// checks' own marker, and the words CUDA, the C++ library and the C library use for memory
+// that ran out.
+void add_failure_kinds(const std::string& message, std::set<std::string>& kinds) {
+  const std::string said = lower(message);
+  if (said.find(lower(course::testing::kDeviceMemoryLeaked)) != std::string::npos) {
+    kinds.insert("device_memory_leaked");
+  }
+  const char* const out_of_memory_words[] = {
+      cudaGetErrorString(cudaErrorMemoryAllocation), cudaGetErrorName(cudaErrorMemoryAllocation),
+      "std::bad_alloc", std::strerror(ENOMEM)};
+  for (const char* out_of_memory : out_of_memory_words) {
+    if (out_of_memory != nullptr && said.find(lower(out_of_memory)) != std::string::npos) {
+      kinds.insert("out_of_memory");
+    }
+  }
+}
 
 class EventStream : public ::testing::EmptyTestEventListener {
  public:
@@ -56,6 +89,7 @@ class EventStream : public ::testing::EmptyTestEventListener {
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     failures_.clear();
+    failure_kinds_.clear();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       running_ = full_name(info);
@@ -77,6 +111,7 @@ class EventStream : public ::testing::EmptyTestEventListener {
     std::string where = result.file_name() != nullptr ? result.file_name() : "";
     where += ":" + std::to_string(result.line_number());
     failures_.push_back(where + "\n" + result.message());
+    add_failure_kinds(result.message(), failure_kinds_);
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     {
@@ -94,6 +129,9 @@ class EventStream : public ::testing::EmptyTestEventListener {
         .field("nonce", course::results_nonce());
     line.key("failures").begin_array();
     for (const auto& failure : failures_) line.value(failure);
+    line.end_array();
+    line.key("failure_kinds").begin_array();
+    for (const auto& kind : failure_kinds_) line.value(kind);
     line.end_array().end_object();
     write(line);
     report_launches();
@@ -157,6 +195,7 @@ class EventStream : public ::testing::EmptyTestEventListener {
 
   std::FILE* file_;
   std::vector<std::string> failures_;
+  std::set<std::string> failure_kinds_;
   double limit_s_;
   std::mutex write_mutex_;
   std::mutex mutex_;  // guards running_, deadline_, closing_
