@@ -178,13 +178,26 @@ std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
   return ::testing::AssertionSuccess();
 }
 
-std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph) {
+namespace {
+
+// The two-call pattern of CUDA's node lists: ask for the count, then fill that many. (CUDA 13
+// gives the dependency queries an edge-data array, not wanted here: nullptr.)
+template <typename Query>
+std::vector<cudaGraphNode_t> node_list(Query query) {
   std::size_t count = 0;
-  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  query(nullptr, &count);
   std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  if (count > 0) query(nodes.data(), &count);
   nodes.resize(count);
   return nodes;
+}
+
+}  // namespace
+
+std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph) {
+  return node_list([graph](cudaGraphNode_t* nodes, std::size_t* count) {
+    CUDA_CHECK(cudaGraphGetNodes(graph, nodes, count));
+  });
 }
 
 std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph, cudaGraphNodeType type) {
@@ -198,33 +211,23 @@ std::vector<cudaGraphNode_t> graph_nodes(cudaGraph_t graph, cudaGraphNodeType ty
 }
 
 std::vector<cudaGraphNode_t> graph_dependencies(cudaGraphNode_t node) {
-  std::size_t count = 0;
+  return node_list([node](cudaGraphNode_t* nodes, std::size_t* count) {
 #if CUDART_VERSION >= 13000
-  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), nullptr, &count));
+    CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes, nullptr, count));
 #else
-  CUDA_CHECK(cudaGraphNodeGetDependencies(node, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes.data(), &count));
+    CUDA_CHECK(cudaGraphNodeGetDependencies(node, nodes, count));
 #endif
-  nodes.resize(count);
-  return nodes;
+  });
 }
 
 std::vector<cudaGraphNode_t> graph_dependents(cudaGraphNode_t node) {
-  std::size_t count = 0;
+  return node_list([node](cudaGraphNode_t* nodes, std::size_t* count) {
 #if CUDART_VERSION >= 13000
-  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), nullptr, &count));
+    CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes, nullptr, count));
 #else
-  CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  if (count > 0) CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes.data(), &count));
+    CUDA_CHECK(cudaGraphNodeGetDependentNodes(node, nodes, count));
 #endif
-  nodes.resize(count);
-  return nodes;
+  });
 }
 
 RecordedGraph::RecordedGraph(cudaStream_t stream,
