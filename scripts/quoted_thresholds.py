@@ -31,9 +31,10 @@ What the check flags (the rules of docs/measurements/README.md, "Numbers in the 
   points; a ratio written as "0.92x" or "19 times"; a count of test cases; a threshold table
   ("full marks at" in a table header); a path under build/grade/solutions-* (students have no
   solutions: examples point at their own build folder);
-- in the other notes (README.md, docs/notes_map.md, docs/architecture.md, docs/instructors.md,
-  docs/chNN_*/README.md): a number after those threshold words in a paragraph (or table row)
-  that names an exercise whose manifest has no such threshold;
+- in the other notes (README.md, docs/notes_map.md, docs/architecture.md and its notes under
+  docs/architecture/, docs/instructors.md, docs/chNN_*/README.md): a number after those threshold
+  words in a paragraph (or table row) that names an exercise whose manifest has no such
+  threshold;
 - everywhere: a quote marker whose key is unknown or whose value differs from the manifest.
 Dated measurement logs (docs/measurements/, docs/grading_time.md) record thresholds as they
 stood when they were measured, and are not checked.
@@ -58,7 +59,18 @@ BLOCKS = ("points", "thresholds")
 GENERATED_NOTE = "generated from the manifests by scripts/quoted_thresholds.py; do not edit"
 # Notes checked leniently (a threshold quoted beside an exercise's name must be that
 # exercise's); chapter READMEs are checked strictly.
-OTHER_NOTES = ("README.md", "docs/notes_map.md", "docs/architecture.md", "docs/instructors.md")
+OTHER_NOTES = (
+    "README.md", "docs/notes_map.md", "docs/architecture.md",
+    "docs/architecture/adding-an-exercise.md", "docs/architecture/batch.md",
+    "docs/architecture/benchmarks.md", "docs/architecture/build.md",
+    "docs/architecture/exercise.md", "docs/architecture/gpu-check.md",
+    "docs/architecture/gpu-sharing.md", "docs/architecture/guarantees.md",
+    "docs/architecture/hidden-cases-and-secret-seed.md", "docs/architecture/manifest.md",
+    "docs/architecture/pipeline-and-stages.md", "docs/architecture/sandbox.md",
+    "docs/architecture/scoring.md", "docs/architecture/shared-code.md",
+    "docs/architecture/slurm.md", "docs/architecture/sources-check.md",
+    "docs/architecture/technique-rules.md", "docs/architecture/workspace.md",
+    "docs/instructors.md")
 
 _BEGIN = re.compile(r"^<!--\s*(?P<name>[a-z]+):begin\b[^>]*-->\s*$")
 _END = re.compile(r"^<!--\s*(?P<name>[a-z]+):end\s*-->\s*$")
