@@ -1,8 +1,11 @@
 """The student template (python3 -m grader export-template): what it holds and leaves out, its
 README and links, the workspace git tracks, that no solution code reached it (the reduction
-ladder's course rungs ship compiled), and that its own test command passes in it.
+ladder's course rungs and the course kernels that answer exercises ship compiled), and that its
+own test command passes in it.
 test_the_template_passes_its_own_test_command (every skeleton compiled) and
-test_the_compiled_rungs_make_the_same_machine_code (nvcc, four architectures) are the slow ones.
+test_the_compiled_rungs_make_the_same_machine_code (nvcc, four architectures) are the slow ones;
+test_the_compiled_course_kernels_make_the_same_machine_code (nvcc, sm_90, once per exercise)
+takes a few seconds each.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,8 +56,9 @@ def test_the_exclusions_are_one_constant():
                 "grader/templates/student_README.md"):
         assert template.excluded(rel), rel
     for rel in ("skeletons/ch01_programming_model/vector_add.cu", "tests/test_cli.py",
-                "scripts/grade.sh", "docs/architecture.md", "grader/hidden.py",
-                "docs/ch02_execution_model/README.md", f"{LADDER}/reduce_ladder_rungs.cu"):
+                "scripts/grade.sh", "docs/architecture.md", "docs/architecture/scoring.md",
+                "grader/hidden.py", "docs/ch02_execution_model/README.md",
+                f"{LADDER}/reduce_ladder_rungs.cu"):
         assert not template.excluded(rel), rel
     # scripts/ ships only what students and scripts/test.sh run.
     scripts = {rel for rel in template.files(ROOT) if rel.startswith("scripts/")}
@@ -65,9 +70,9 @@ def test_the_exclusions_are_one_constant():
 def test_the_template_holds_the_course_without_answers(exported):
     for path in ("chapters", "skeletons", "support", "grader", "scripts/setup.sh",
                  "scripts/test.sh", "scripts/grade.sh", "docs/architecture.md",
-                 "docs/ch01_programming_model/README.md", "meson.build", "meson.options",
-                 "requirements.txt", "pytest.ini", "README.md", ".gitignore", ".ci/run",
-                 "tests/test_cli.py", "tests/helpers.py", template.MARKER,
+                 "docs/architecture/guarantees.md", "docs/ch01_programming_model/README.md",
+                 "meson.build", "meson.options", "requirements.txt", "pytest.ini", "README.md",
+                 ".gitignore", ".ci/run", "tests/test_cli.py", "tests/helpers.py", template.MARKER,
                  ".github/workflows/classroom.yml", f"{LADDER}/reduce_ladder_rungs.cu",
                  "workspace/ch01_programming_model/vector_add.cu"):
         assert (exported / path).exists(), path
@@ -385,30 +390,18 @@ REVIEWED = {
     ("solutions/ch05_constant_memory/constant_broadcast.cu",
      "skeletons/ch06_streams/host_functions.cu"):
         "idiom: a grid-stride loop after a block barrier",
+    ("solutions/ch03_global_memory/transpose_global.cu",
+     "chapters/ch03_global_memory/transpose_global/transpose_global_baseline.cu"):
+        "idiom: the launcher's 32 x 8 blocks and ceil grid, which the skeleton's hint spells "
+        "out (its kernel, the read_rows answer, ships compiled)",
 }
 # Reviewed and not settled: course code that gives more than its exercise's starting point
 # (from the manifests' thresholds; not yet measured as submissions on a GPU). Each is reported
-# for the treatment the reduction ladder's rungs got: compiled to PTX in inline assembly, the
-# readable source kept in an instructor/ folder, which the template leaves out.
+# for the treatment the reduction ladder's rungs and the course kernels of aat, matrix_sum_2d,
+# readonly_texture, async_copy and transpose_global got: compiled to PTX in inline assembly
+# (scripts/compile_course_kernels.py), the readable source kept in an instructor/ folder,
+# which the template leaves out.
 OPEN = {
-    ("solutions/ch04_shared_memory/aat.cu", "chapters/ch04_shared_memory/aat/aat_baseline.cu"):
-        "the unpadded tile kernel is the answer but for the padding: correctness, the "
-        "shared-memory rule and likely vs_naive (full at 4.0)",
-    ("solutions/ch02_execution_model/matrix_sum_2d.cu",
-     "chapters/ch02_execution_model/matrix_sum_2d/matrix_sum_2d_baseline.cu"):
-        "the block-shape sweep's kernel answers every grid that covers the rows; bandwidth is "
-        "scored against the copy ceiling (full at 0.65)",
-    ("solutions/ch05_constant_memory/readonly_texture.cu",
-     "chapters/ch05_constant_memory/readonly_texture/readonly_texture_baseline.cu"):
-        "plain loads score 1.0 against themselves where full marks are at 0.95 (gather) and "
-        "0.75 (resample)",
-    ("solutions/ch04_shared_memory/async_copy.cu",
-     "chapters/ch04_shared_memory/async_copy/async_copy_baseline.cu"):
-        "the synchronous tiles score 1.0 against themselves, full marks at 1.0",
-    ("solutions/ch03_global_memory/transpose_global.cu",
-     "chapters/ch03_global_memory/transpose_global/transpose_global_baseline.cu"):
-        "the naive transpose is the exercise's read_rows kernel; as transpose_unrolled it may "
-        "reach unrolled_vs_copy (full at 0.42 of the copy)",
     ("solutions/ch04_shared_memory/histogram.cu", "skeletons/ch06_streams/host_functions.cu"):
         "the kernel ch06's skeleton gives (block_histograms_kernel) is ch04's shared-memory "
         "histogram",
@@ -425,6 +418,14 @@ def test_no_solution_block_reached_the_template(exported):
     assert ("solutions/ch02_execution_model/reduce_v1_neighbored.cu",
             f"{LADDER}/instructor/reduce_ladder_rungs.cu") in leaks(
         ROOT, [f"{LADDER}/instructor/reduce_ladder_rungs.cu"])
+    # ... and the readable copies of the course kernels that ship compiled, each as a copy of
+    # its exercise's answer.
+    readable = {f"{folder}/instructor/{name}_kernels.cu": name
+                for name, folder in COURSE_KERNELS.items()}
+    assert {(source, rel) for source, rel in leaks(ROOT, list(readable))
+            if source.endswith(f"/{readable[rel]}.cu")} == \
+        {(source, rel) for rel, name in readable.items() for source, _ in blocks
+         if source.endswith(f"/{name}.cu")}
     found = set(leaks(exported))
     # Exactly the reviewed ones: a new copy fails, and so does an entry no longer needed.
     assert found == set(REVIEWED) | set(OPEN)
@@ -449,6 +450,71 @@ def test_the_ladder_rungs_ship_compiled(exported):
     for rel in shipped(exported):
         if rel.startswith(("chapters/", "support/", "docs/")):
             assert "course_rung_kernel" not in (exported / rel).read_text(errors="replace"), rel
+
+
+# The course kernels that answer graded exercises, shipped compiled by
+# scripts/compile_course_kernels.py (the exercise: its baseline launches them).
+COURSE_KERNELS = {
+    "aat": "chapters/ch04_shared_memory/aat",
+    "matrix_sum_2d": "chapters/ch02_execution_model/matrix_sum_2d",
+    "readonly_texture": "chapters/ch05_constant_memory/readonly_texture",
+    "async_copy": "chapters/ch04_shared_memory/async_copy",
+    "transpose_global": "chapters/ch03_global_memory/transpose_global",
+}
+
+
+def _compile_course_kernels():
+    spec = importlib.util.spec_from_file_location(
+        "compile_course_kernels", ROOT / "scripts" / "compile_course_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_course_kernels_ship_compiled(exported):
+    """Every course kernel that answers a graded exercise is in the template only as PTX in
+    inline assembly: the readable copy (instructor/<name>_kernels.cu) stays behind, the
+    generated <name>_kernels.cu defines the kernels its header declares with nothing but an asm
+    statement, and the baseline beside it only launches them."""
+    tool = _compile_course_kernels()
+    units = tool.units([])
+    assert {unit.generated.parent.relative_to(ROOT).as_posix() for unit in units} == \
+        set(COURSE_KERNELS.values())
+    assert not (exported / "scripts" / "compile_course_kernels.py").exists()
+    for unit in units:
+        folder = unit.generated.parent.relative_to(ROOT)
+        exercise = folder.name
+        assert template.excluded(unit.readable.relative_to(ROOT).as_posix())
+        assert not (exported / folder / "instructor").exists(), exercise
+        assert (exported / folder / unit.header.name).is_file(), exercise
+        # The header declares the kernels and defines none.
+        header = (exported / folder / unit.header.name).read_text()
+        assert not re.search(r"__global__[^;{]*\{", header), exercise
+        compiled = (exported / folder / unit.generated.name).read_text()
+        kernels = re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\)\s*)?(\w+)\((.*?)\n\}",
+                             compiled, re.S)
+        assert [name for name, _ in kernels] == [k.name for k in unit.kernels], exercise
+        for name, body in kernels:
+            code = [line.strip() for line in body.split("{", 1)[1].splitlines()
+                    if line.strip() and not line.strip().startswith(('"', "//", "#", ":"))]
+            # Only the asm statement: the parameters' (void) casts, nothing computed.
+            assert all(line.startswith(("(void)", "asm volatile(")) for line in code), name
+            assert "ld.param" in body and "ret;" in body, name
+        baseline = (exported / folder / f"{exercise}_baseline.cu").read_text()
+        assert "__global__" not in baseline and unit.header.name in baseline, exercise
+
+
+@pytest.mark.skipif(tools.find("nvcc") is None or tools.find("cuobjdump") is None,
+                    reason="no nvcc or cuobjdump: the machine code cannot be compared")
+@pytest.mark.parametrize("exercise", sorted(COURSE_KERNELS))
+def test_the_compiled_course_kernels_make_the_same_machine_code(exercise):
+    """ptxas makes, from the shipped PTX, instruction for instruction the SASS (and the
+    registers, shared memory and launch bounds) that nvcc makes from the readable kernels, on
+    sm_90 (python3 scripts/compile_course_kernels.py --check compares every architecture)."""
+    tool = _compile_course_kernels()
+    (unit,) = tool.units([exercise])
+    assert tool.same_machine_code(unit, [90]) == []
 
 
 def _compile_rungs():
