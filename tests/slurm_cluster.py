@@ -138,6 +138,9 @@ NodeName={NODE} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN
 PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
     env = dict(os.environ, SLURM_CONF=str(conf))
+    # A task keeps its compiler cache on the node's scratch unless CCACHE_DIR names one;
+    # the caller's own cache (a CI run's, say) is not the node's.
+    env.pop("CCACHE_DIR", None)
     cluster = Cluster(folder, env)
     for command in ([_find("slurmctld"), "-i"], [_find("slurmd"), "-N", NODE]):
         result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30)
