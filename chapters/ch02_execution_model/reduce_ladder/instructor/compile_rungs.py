@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,10 @@ READABLE = HERE / "reduce_ladder_rungs.cu"
 GENERATED = LADDER / "reduce_ladder_rungs.cu"
 
 sys.path.insert(0, str(COURSE))
+sys.path.insert(0, str(COURSE / "scripts"))
 from grader import tools  # noqa: E402
+# The general tool's toolkit helpers (it compiles the other course kernels the same way).
+from compile_course_kernels import CompileError, _run, architectures, nvcc  # noqa: E402,F401
 
 # The rungs: the template arguments of course_rung_kernel<kLoads, kTree> as nvcc mangles them,
 # the rung's name and kLoads (how many data blocks a thread block sums).
@@ -58,29 +60,8 @@ _EXTERN_SHARED = re.compile(r"^\.extern\s+\.shared\s+.*?\s(\S+)\[\];", re.M)
 _REG_DECL = re.compile(r"\.reg\s+\.\w+\s+%(\w+?)<\d+>;")
 
 
-class CompileError(Exception):
-    pass
-
-
 def kernel_name(rung: str) -> str:
     return f"course_ladder_rung_{rung}"
-
-
-def nvcc() -> str:
-    return tools.find("nvcc", required_for="to compile the course's rungs")
-
-
-def _run(command: list[str]) -> str:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(f"{Path(command[0]).name} failed:\n{result.stderr.strip()}")
-    return result.stdout
-
-
-def architectures() -> list[int]:
-    """The virtual architectures this nvcc compiles for (75, 80, ... 121 for nvcc 13.0)."""
-    listed = _run([nvcc(), "--list-gpu-arch"]).split()
-    return sorted(int(name.split("_")[1]) for name in listed if name.startswith("compute_"))
 
 
 def bodies(arch: int) -> dict[str, str]:
