@@ -1,6 +1,6 @@
-"""Command line: python3 -m grader {init,grade,list,skeletons,render,batch,export-template,
-export-gradescope,gradescope-run,classroom-points}; slurm-task, slurm-cleanup and slurm-merge
-are run by Slurm for `batch --slurm`."""
+"""Command line: python3 -m grader {init,grade,list,skeletons,render,batch,calibrate,
+export-template,export-gradescope,gradescope-run,classroom-points}; slurm-task, slurm-cleanup
+and slurm-merge are run by Slurm for `batch --slurm`."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from grader import (__version__, exports, manifest, model, render, skeletons, te
                     workspace)
 from grader import batch, hidden, sandbox, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
+from grader import calibration  # thresholds checked on this GPU model
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.model import ExerciseStatus
 from grader.pipeline import GradeOptions, Grader
@@ -70,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
                    "status 1 when an exercise does not compile or its code is rejected")
     g.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
     g.add_argument("--no-benchmark", action="store_true", help="skip benchmarks")
+    g.add_argument("--profile", action="store_true",
+                   help="profile the timed kernels with Nsight Compute after the benchmark; "
+                   "adds time")
     g.add_argument("--cuda-arch", default="auto", help="compute capability to build for "
                    "(default: the GPU's, or 9.0 without one)")
     g.add_argument("-j", "--jobs", type=_positive("--jobs"), help="parallel compile jobs")
@@ -109,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_html_flags(g, r)
     _add_batch_parser(sub)
     _add_slurm_parsers(sub)
+    _add_calibrate_parser(sub)
     return p
 
 
@@ -186,6 +191,7 @@ def _grade_options(args, submission: Path, build_dir: Path, sandbox_default: san
     options = GradeOptions(root=ROOT, submission=submission, build_dir=build_dir,
                            seed=_seed(args.seed), build_only=args.build_only,
                            sanitizer=not args.no_sanitizer, benchmark=not args.no_benchmark,
+                           profile=getattr(args, "profile", False),
                            jobs=args.jobs, cuda_arch=args.cuda_arch, parallel=args.parallel,
                            allow_shared_gpu=args.allow_shared_gpu,
                            sandbox_mode=_sandbox_mode(args, sandbox_default),
@@ -458,7 +464,7 @@ def cmd_grade(args) -> int:
     options = _grade_options(args, submission, build_dir, sandbox.Mode.AUTO)
 
     with Progress(args.quiet) as progress:
-        report = Grader(options, exercises, progress, gpu).run()
+        report = _calibrated_grade(options, exercises, progress, gpu)
     json_path = args.json or options.build_dir / "report.json"
     try:
         render.write_json(report, json_path)
@@ -906,8 +912,8 @@ def cmd_batch(args) -> int:
                              check_sandbox=not args.slurm)
 
     def grade(student, student_options, progress):
-        return Grader(student_options, exercises, progress,
-                      gpu_of.get(student_options.pin_gpu, gpu)).run()
+        return _calibrated_grade(student_options, exercises, progress,
+                                 gpu_of.get(student_options.pin_gpu, gpu))
 
     the_batch = batch.Batch(students, out, exercises, options, grade, regrade=args.regrade,
                             seed_given=args.seed is not None, say=_say, gpus=gpus,
@@ -947,7 +953,7 @@ def cmd_slurm_task(args) -> int:
     exercises = manifest.select(manifest.discover(ROOT), record["options"]["exercises"])
 
     def grade(student, student_options, progress):
-        return Grader(student_options, exercises, progress, gpu).run()
+        return _calibrated_grade(student_options, exercises, progress, gpu)
 
     return slurm.run_task(args.out.resolve(), args.round, args.index, args.scratch.resolve(),
                           ROOT, grade, say=_say)
@@ -966,6 +972,142 @@ def cmd_slurm_merge(args) -> int:
     return slurm.merge(args.out.resolve(), args.round, exercises, say=_say)
 
 
+# ------------------------------------------------------------------------- calibration
+
+def _calibrated_grade(options: GradeOptions, exercises: list[manifest.Exercise], progress,
+                      gpu: model.GpuInfo | None) -> model.Report:
+    """A grade with the thresholds this GPU model's calibration decides (grade, batch and
+    Slurm alike), the report saying which; a --build-only run scores nothing, so looks none
+    up."""
+    chosen, record = calibration.for_grade(ROOT, exercises, None if options.build_only else gpu)
+    report = Grader(options, chosen, progress, gpu).run()
+    report.calibration = record
+    return report
+
+
+def _add_calibrate_parser(sub) -> None:
+    c = sub.add_parser(
+        "calibrate", help="instructors: check the course's thresholds on this GPU model",
+        description="Grades the reference solutions (solutions/) several times on this GPU, "
+        "or reads saved reports of such grades, and for every performance metric reports the "
+        "ratio of each run, their median and spread, and how far the reference's worst run "
+        "clears full marks; a threshold it does not clear by the margin is flagged. Writes "
+        "calibrations/<gpu>.json, which 'grade' reads on this GPU model. --decide records "
+        "the instructor's decision for a flagged threshold: keep it, lower it to the "
+        "reference's median less the margin, or drop its points.")
+    c.add_argument("--runs", type=_positive("--runs"), metavar="R",
+                   help=f"grades of the solutions (default {calibration.DEFAULT_RUNS})")
+    c.add_argument("--margin", type=float, metavar="M",
+                   help="how far above full marks the reference's worst run must be, as a "
+                   f"fraction (default {calibration.DEFAULT_MARGIN:g}: 5%%)")
+    c.add_argument("--out", type=Path, metavar="DIR",
+                   help="folder of the calibration files (default: calibrations/)")
+    c.add_argument("--from-report", nargs="+", action="extend", type=Path, default=[],
+                   metavar="REPORT", help="read these JSON reports of grades of the solutions "
+                   "instead of grading (e.g. scripts/gpu_check.sh's)")
+    c.add_argument("--full-at", action="append", default=[], metavar="EXERCISE/METRIC=VALUE",
+                   help="check this full-marks ratio instead of the manifest's, for this "
+                   "calibration only (repeatable)")
+    c.add_argument("-e", "--exercise", action="append", default=[], metavar="NAME",
+                   help="calibrate only this exercise or chapter (repeatable); the file's "
+                   "other metrics stay as they were")
+    c.add_argument("--profile", action="store_true",
+                   help="grade with --profile, keeping the solutions' profiler counters")
+    c.add_argument("--decide", action="append", default=[],
+                   metavar="EXERCISE/METRIC=keep|lower|drop",
+                   help="record a decision in a calibration file instead of calibrating "
+                   "(repeatable)")
+    c.add_argument("--file", type=Path, metavar="PATH", help="the calibration file --decide "
+                   "edits (default: this GPU's, calibrations/<gpu>.json)")
+
+
+def cmd_calibrate(args) -> int:
+    if args.decide:
+        return _calibrate_decide(args)
+    if args.file is not None:
+        raise GraderError("--file names the calibration --decide edits: add --decide")
+    margin = calibration.DEFAULT_MARGIN if args.margin is None else args.margin
+    if not 0 <= margin < 1:  # NaN too
+        raise GraderError(f"--margin {args.margin:g} is not a fraction: give a number from 0 "
+                          "to below 1, e.g. 0.05")
+    full_at = calibration.parse_full_at(args.full_at)
+    course = manifest.discover(ROOT)
+    only = ({ex.name for ex in manifest.select(course, args.exercise)}
+            if args.exercise else None)
+    out = _calibration_folder(args.out)
+    if args.from_report:
+        for given, flag in ((args.runs, "--runs"), (args.profile, "--profile")):
+            if given:
+                raise GraderError(f"{flag} is for grading the solutions, and --from-report "
+                                  "reads reports instead")
+        reports = [model.Report.load(path) for path in args.from_report]
+        names = [str(path) for path in args.from_report]
+    else:
+        if template.is_template(ROOT):
+            raise GraderError(f"{template.NO_SOLUTIONS}, and calibrate grades them; calibrate "
+                              "in the course itself, or give --from-report")
+        unknown = sorted(set(full_at) - set(calibration.course_thresholds(course)))
+        if unknown:  # said before a grade of several minutes, not after
+            raise GraderError(f"--full-at {unknown[0]}: the course has no such metric "
+                              "('python3 -m grader list' shows each exercise's)")
+        _gpu(needed=True)
+        runs = args.runs or calibration.DEFAULT_RUNS
+        reports = calibration.grade_runs(ROOT, runs, args.exercise, args.profile, _say)
+        names = [f"run {i}" for i in range(1, runs + 1)]
+    gpu_name = next((r.gpu.name for r in reports if r.gpu and r.gpu.name), "")
+    path = out / f"{calibration.slug(gpu_name)}.json" if gpu_name else None
+    previous = calibration.load(path) if path is not None and path.is_file() else None
+    data = calibration.compute(reports, exercises=course, margin=margin, full_at=full_at,
+                               only=only, previous=previous, names=names)
+    calibration.write(path, data)
+    measured = [key for key in data["metrics"] if only is None
+                or key.split("/", 1)[0] in only]
+    print(printable(f"Calibration of {data['gpu']['name']} from {data['runs']} run"
+                    f"{'s' if data['runs'] != 1 else ''} of the solutions"))
+    print(printable(calibration.table(data, measured)))
+    _say(f"wrote {calibration.relative(path, ROOT)}"
+         + ("; --full-at thresholds are recorded as checked, and grading keeps the "
+            "manifest's unless a decision lowers them" if full_at else ""))
+    return EXIT_OK
+
+
+def _calibration_folder(given: Path | None) -> Path:
+    folder = (given or calibration.folder(ROOT)).resolve()
+    if folder.exists() and not folder.is_dir():
+        raise GraderError(f"--out {given} is a file; give the folder of the calibrations")
+    _refuse_protected(folder, "--out", None)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise GraderError(f"--out {given or folder}: cannot make it ({error.strerror})") from None
+    _writable(folder, "--out")
+    return folder
+
+
+def _calibrate_decide(args) -> int:
+    grading = [flag for flag, given in (("--runs", args.runs), ("--margin", args.margin),
+                                        ("--out", args.out), ("--from-report", args.from_report),
+                                        ("--full-at", args.full_at), ("--exercise", args.exercise),
+                                        ("--profile", args.profile)) if given]
+    if grading:
+        raise GraderError(f"{grading[0]} is for calibrating, and --decide only records a "
+                          "decision; give them apart")
+    decisions = calibration.parse_decisions(args.decide)
+    if args.file is not None:
+        path = args.file
+    else:
+        gpu = _gpu(True, "no NVIDIA GPU here to name its calibration: give --file "
+                   "calibrations/<gpu>.json")
+        path = calibration.path_for(ROOT, gpu.name)
+    data = calibration.load(path)
+    said = calibration.decide(data, decisions)
+    calibration.write(path, data)
+    for line in said:
+        print(printable(line))
+    _say(f"wrote {calibration.relative(path, ROOT)}")
+    return EXIT_OK
+
+
 def _warn_incomplete() -> None:
     for folder in manifest.incomplete_folders(ROOT):
         print(f"grader: warning: {folder.relative_to(ROOT)} has no manifest "
@@ -976,7 +1118,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
                 "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch,
                 "slurm-task": cmd_slurm_task, "slurm-cleanup": cmd_slurm_cleanup,
-                "slurm-merge": cmd_slurm_merge, **EXPORT_HANDLERS}
+                "slurm-merge": cmd_slurm_merge, "calibrate": cmd_calibrate, **EXPORT_HANDLERS}
     try:
         args = _parser().parse_args(argv)  # a value _positive refuses raises GraderError
         if args.command in ("grade", "list"):

@@ -2,7 +2,9 @@
 fetched) with each exercise's stages, failing cases, sanitizer findings, technique rules, and
 plots of the benchmark stage's measurements: each metric against its in-run baseline, the
 ladders (each rung's ratio beside reference ratios from grader/reference_ratios.json), and the
-sweeps a benchmark reports as families of measurements.
+sweeps a benchmark reports as families of measurements. With grade --profile, each profiled
+exercise's Nsight Compute counters beside the reference's and the course baseline's, and one
+roofline chart of every profiled kernel (an SVG written here, without matplotlib).
 
 Jinja2 and matplotlib come from requirements.txt; the rest of the grader needs only the
 standard library, so they are imported only when a page is made, and a machine without them
@@ -17,12 +19,16 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 
+from grader import calibration as calibrations
+from grader.errors import GraderError
 from grader.model import CaseStatus, ExerciseResult, Metric, Report, StageName, StageStatus
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE / "reference_ratios.json"
+COURSE = HERE.parent                     # calibrations/ and the report's relative file names
 MISSING = ("HTML report skipped: jinja2/matplotlib not installed "
            "(pip install jinja2 matplotlib, or: pip install -r requirements.txt)")
 _MAX_CASES = 20                 # failing cases shown per stage
@@ -58,6 +64,7 @@ def page(report: Report) -> str:
     plots = _Plots()
     svg = _import("markupsafe").Markup  # plots are our own SVG, not text to escape
     exercises = [_exercise_view(ex, plots, svg) for ex in report.exercises]
+    roofline = _roofline_view(report, svg)
     reference = _reference()
     # a ladder's own date where the reference file gives one: its note names only its rungs
     ladders = [dict(title=l["title"], date=l.get("date", reference["date"]),
@@ -65,7 +72,9 @@ def page(report: Report) -> str:
                for l in reference["ladders"] if (rungs := ladder_rungs(report, l))]
     return env.get_template("report.html.j2").render(
         report=report, exercises=exercises, ladders=ladders, reference=reference,
-        status_text=lambda s: str(s).replace("_", " "), pts=lambda x: f"{round(x, 1):g}")
+        roofline=roofline, calibration=calibration_view(report),
+        status_text=lambda s: str(s).replace("_", " "), pts=lambda x: f"{round(x, 1):g}",
+        counter=_counter_number)
 
 
 def write_leaderboard_if_available(ranked: list, path: Path) -> bool:
@@ -130,6 +139,7 @@ def _exercise_view(ex: ExerciseResult, plots: _Plots, svg) -> dict:
         build=ex.stage(StageName.BUILD), technique=ex.stage(StageName.TECHNIQUE), metrics=metrics,
         metric_svg=svg(plots.metrics(measured)) if measured else None,
         sweeps=[dict(family=f, svg=svg(plots.sweep(f))) for f in families],
+        profile=_profile_view(ex),
         stopped=[s for s in ex.stages if s.output
                  and s.name not in (StageName.BUILD, StageName.SANITIZER)
                  and s.status in (StageStatus.CRASHED, StageStatus.TIMED_OUT,
@@ -572,3 +582,540 @@ def _number(value: float) -> str:
     if value >= 100:
         return f"{value:.0f}"
     return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+# ------------------------------------------------------------- the profile stage's counters
+
+def _profile_view(ex: ExerciseResult) -> dict | None:
+    """The exercise's counters as table rows (one per comparison), or None when the exercise
+    was not profiled; `several`: the comparisons name more than one measurement, so the table
+    says which each row is."""
+    stage = ex.stage(StageName.PROFILE)
+    if stage is None:
+        return None
+    details = stage.details
+    comparisons = [c for c in details.get("comparisons") or [] if isinstance(c, dict)]
+    rows = [dict(measure=str(c.get("measure", "")),
+                 title=str(c.get("title") or c.get("counter", "")),
+                 yours=_finite(c.get("student")), reference=_finite(c.get("reference")),
+                 baseline=_finite(c.get("baseline")), unit=str(c.get("unit", "")),
+                 better=str(c.get("better", "")), verdict=str(c.get("verdict", "unknown")),
+                 sentence=str(c.get("sentence", "")))
+            for c in comparisons]
+    return dict(stage=stage, rows=rows, several=len({r["measure"] for r in rows}) > 1,
+                tool=str(details.get("tool", "")),
+                reference_from=str(details.get("reference_from", "")),
+                problem=str(details.get("problem", "")))
+
+
+def _counter_number(value: float | None) -> str:
+    """A counter's value in a table cell: 31.9 · 1.00 · 0.5 · 1,048,576 · 2.7e+08; a dash
+    where there is none (no reference for this GPU, no baseline for this measure)."""
+    if value is None:
+        return "—"
+    size = abs(value)
+    if size >= 1e7 or 0 < size < 1e-3:
+        return f"{value:.3g}"
+    if size >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if size >= 10 else f"{value:.2f}" if size >= 1 else f"{value:.3g}"
+
+
+def calibration_view(report: Report) -> dict | None:
+    """The report's calibration for the page's one line about it: `which` (the file its
+    thresholds were read from, or that this GPU has none) and the thresholds it applied and
+    flagged, in words; None when the report has no calibration (graded before calibrations
+    were, or by a grader without them)."""
+    calibration = report.calibration
+    if not calibration:
+        return None
+    # the report's own calibration names the GPU by its slug: the GPU's name reads better
+    gpu = report.gpu.name if report.gpu and report.gpu.name else str(calibration.get("gpu", ""))
+    if calibration.get("status") == "found":
+        which = str(calibration.get("file", "")) + (f" ({gpu})" if gpu else "")
+    else:
+        which = (f"none for {gpu or 'this GPU'}: the thresholds are the course's, measured on "
+                 "the H100 and H200")
+    return dict(which=which,
+                applied=[_in_words(item) for item in calibration.get("applied") or []],
+                flagged=[_in_words(item) for item in calibration.get("flagged") or []])
+
+
+def _in_words(item) -> str:
+    """A calibration's applied or flagged threshold: its own sentence where it has one."""
+    if isinstance(item, dict):
+        for key in ("sentence", "message", "name"):
+            if item.get(key):
+                return str(item[key])
+        return ", ".join(f"{k} {v}" for k, v in item.items())
+    return str(item)
+
+
+# ------------------------------------------------------------------------------ the roofline
+
+_COPY_KEY, _SGEMM_KEY = calibrations.COPY_PREFIX, calibrations.SGEMM_PREFIX
+_ROOF_COLORS = {"memory": "#8c564b", "fp32": "#6a3d9a"}
+_POINT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#17becf", "#e377c2",
+                 "#bcbd22", "#7f7f7f"]
+_PLOT_BACKGROUND = "#f7f9fc"                    # the plot area: a browser test finds it by it
+# texts inside the plot keep a rim of its background: a roof line under them does not cross
+# their letters
+_HALO = (f'stroke="{_PLOT_BACKGROUND}" stroke-width="3" stroke-linejoin="round" '
+         'paint-order="stroke"')
+
+
+@dataclass
+class Ceiling:
+    """A roof: GB/s (memory) or GFLOP/s (FP32); where it comes from, in a few words (the
+    chart's legend), and in more (the note below the chart)."""
+    value: float
+    source: str
+    detail: str = ""
+
+
+def roof_ceilings(report: Report) -> tuple[Ceiling | None, Ceiling | None]:
+    """(memory, FP32): the course's own measured ceilings, the report's copy ceiling (the
+    largest rate of its copy: measurements) and cuBLAS SGEMM, each where the report has one;
+    else the calibration file's figure for the report's GPU; else None."""
+    measured = {_COPY_KEY: [], _SGEMM_KEY: []}
+    for ex in report.exercises:
+        for stage in ex.stages:
+            if stage.name != StageName.BENCHMARK:
+                continue
+            for m in stage.details.get("measurements") or []:
+                if not isinstance(m, dict) or m.get("valid") is not True:
+                    continue
+                key, rate = str(m.get("key") or ""), _finite(m.get("rate"))
+                for prefix, unit in ((_COPY_KEY, "GB/s"), (_SGEMM_KEY, "TFLOP/s")):
+                    if key.startswith(prefix) and m.get("unit") == unit and rate and rate > 0:
+                        measured[prefix].append((rate, key))
+    memory = fp32 = None
+    if measured[_COPY_KEY]:
+        rate, key = max(measured[_COPY_KEY])
+        memory = Ceiling(rate, "the course's copy ceiling, measured in this run",
+                         f"the largest rate of the report's copy ceilings, {key}")
+    if measured[_SGEMM_KEY]:
+        rate, key = max(measured[_SGEMM_KEY])
+        fp32 = Ceiling(rate * 1000, "cuBLAS SGEMM, measured in this run", key)
+    if memory is None or fp32 is None:
+        gpu, name = _calibration_gpu(report)
+        bandwidth = _finite(gpu.get("memory_bandwidth_gbs"))
+        tflops = _finite(gpu.get("fp32_tflops"))
+        # the calibration's figures are the same ceilings, measured when it was made
+        if memory is None and bandwidth and bandwidth > 0:
+            memory = Ceiling(bandwidth, f"the course's copy ceiling in {name}",
+                             "gpu.memory_bandwidth_gbs; this run measured no copy ceiling")
+        if fp32 is None and tflops and tflops > 0:
+            fp32 = Ceiling(tflops * 1000, f"cuBLAS SGEMM in {name}",
+                           "gpu.fp32_tflops; this run measured no cuBLAS SGEMM")
+    return memory, fp32
+
+
+def _calibration_gpu(report: Report) -> tuple[dict, str]:
+    """The "gpu" part of the report GPU's calibration file and the file's name relative to the
+    course; ({}, "") when there is none or it cannot be read (the chart then has fewer roofs,
+    the page is still made)."""
+    names = []
+    calibration = report.calibration
+    if calibration.get("status") == "found" and calibration.get("file"):
+        names.append(str(calibration["file"]))  # the file the grade itself read
+    if report.gpu and report.gpu.name:
+        try:
+            names.append(f"{calibrations.FOLDER}/{calibrations.slug(report.gpu.name)}.json")
+        except GraderError:
+            pass  # a name without letters or digits has no calibration file
+    for name in names:
+        try:
+            gpu = json.loads((COURSE / name).read_text(encoding="utf-8")).get("gpu")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(gpu, dict):
+            return gpu, name
+    return {}, ""
+
+
+@dataclass
+class RoofPoint:
+    """One profiled measurement's kernels, as the roofline places them."""
+    exercise: str                 # the exercise's name
+    measure: str
+    role: str                     # student | baseline
+    kernels: list[str]
+    launches: int
+    flops: float                  # FP32 operations
+    dram_bytes: float
+    duration_s: float
+    color: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.exercise}/{self.measure}"
+
+    @property
+    def intensity(self) -> float:  # FP32 FLOP per DRAM byte; 0 for a copy
+        return self.flops / self.dram_bytes
+
+    @property
+    def gflops(self) -> float:
+        return self.flops / self.duration_s / 1e9
+
+    @property
+    def bandwidth(self) -> float:  # GB/s
+        return self.dram_bytes / self.duration_s / 1e9
+
+
+def roofline_points(report: Report) -> tuple[list[RoofPoint], list[str], bool]:
+    """The profiled measurements as points (one colour per exercise), the labels of those
+    that cannot be placed (no DRAM bytes or time counted), and whether any exercise was
+    profiled at all (rows in a profile stage)."""
+    points, left_out, profiled = [], [], False
+    colors = iter(_POINT_COLORS * 10)
+    for ex in report.exercises:
+        stage = ex.stage(StageName.PROFILE)
+        rows = [r for r in (stage.details.get("rows") or [] if stage else [])
+                if isinstance(r, dict)]
+        if not rows:
+            continue
+        profiled, color = True, next(colors)
+        for row in rows:
+            roof = row.get("roofline") if isinstance(row.get("roofline"), dict) else {}
+            flops, dram, seconds = (_finite(roof.get(k)) for k in
+                                    ("flops", "dram_bytes", "duration_s"))
+            label = f"{ex.name}/{row.get('measure', '')}"
+            if flops is None or flops < 0 or not dram or dram <= 0 or not seconds \
+                    or seconds <= 0:
+                left_out.append(label)
+                continue
+            launches = row.get("launches")
+            points.append(RoofPoint(
+                ex.name, str(row.get("measure", "")), str(row.get("role", "student")),
+                [str(k) for k in row.get("kernels") or []],
+                launches if isinstance(launches, int) else 0, flops, dram, seconds, color))
+    return points, left_out, profiled
+
+
+def _roofline_view(report: Report, svg) -> dict | None:
+    """The page's roofline section: None when no exercise was profiled."""
+    points, left_out, profiled = roofline_points(report)
+    if not profiled:
+        return None
+    memory, fp32 = roof_ceilings(report)
+    chart = Roofline(points, memory, fp32) if points else None
+    return dict(svg=svg(chart.svg()) if chart else None, memory=memory, fp32=fp32,
+                floor=_power_of_ten_text(chart.floor) if chart and chart.copies else "",
+                left_out=left_out,
+                gpu=report.gpu.name if report.gpu else "")
+
+
+class Roofline:
+    """The roofline chart as inline SVG, written here (no plotting package: the standard
+    library draws it). Log-log axes: arithmetic intensity (FP32 FLOP per DRAM byte) across,
+    achieved GFLOP/s up; the memory roof (bandwidth × intensity) and the FP32 roof as lines;
+    each point a profiled measurement, yours filled and the course's baselines hollow, its
+    values in a tooltip. A kernel without FP32 work (a copy) has intensity 0, which a log
+    axis cannot show: it sits at a floor intensity, at its DRAM bandwidth times that floor,
+    so that its distance below the memory roof is still its fraction of the bandwidth."""
+
+    WIDTH = 720                   # as wide as the matplotlib plots of the page
+    LEFT, RIGHT, TOP = 74, 704, 16
+    PLOT_HEIGHT = 360
+    FONT = 10                     # point labels' size; a character is about 0.6 of it wide
+
+    def __init__(self, points: list[RoofPoint], memory: Ceiling | None,
+                 fp32: Ceiling | None):
+        self.points, self.memory, self.fp32 = points, memory, fp32
+        self._memory_line = None      # where the memory roof is drawn: (x1, y1, x2, y2)
+        self.bottom = self.TOP + self.PLOT_HEIGHT
+        positive = [p.intensity for p in points if p.flops > 0]
+        self.copies = [p for p in points if p.flops == 0]
+        # a power of ten a decade or more below the lowest intensity, 0.01 at most
+        self.floor = 10.0 ** math.floor(math.log10(min([0.04] + positive) / 4))
+        self.ridge = fp32.value / memory.value if memory and fp32 else None
+        xs = positive + [self.floor * 10] + ([self.ridge] if self.ridge else [])
+        self.x0 = math.log10(self.floor) - 0.35
+        self.x1 = math.ceil(math.log10(max(xs) * 2))
+        ys = [self._y_value(p) for p in points]
+        # the memory roof from the floor intensity on, the FP32 roof: both inside the plot
+        low = min(ys + ([memory.value * self.floor] if memory else []))
+        high = max(ys + ([fp32.value] if fp32 else []))
+        self.y0 = math.floor(math.log10(low / 1.5))
+        self.y1 = math.ceil(math.log10(high * 1.5))
+
+    def _y_value(self, p: RoofPoint) -> float:
+        return p.gflops if p.flops > 0 else p.bandwidth * self.floor
+
+    def _x_value(self, p: RoofPoint) -> float:
+        return p.intensity if p.flops > 0 else self.floor
+
+    def x(self, value: float) -> float:
+        share = (math.log10(value) - self.x0) / (self.x1 - self.x0)
+        return self.LEFT + share * (self.RIGHT - self.LEFT)
+
+    def y(self, value: float) -> float:
+        share = (math.log10(value) - self.y0) / (self.y1 - self.y0)
+        return self.bottom - share * self.PLOT_HEIGHT
+
+    def roof_at(self, intensity: float) -> float | None:
+        """The attainable GFLOP/s at an intensity: the lower of the two roofs there."""
+        roofs = ([self.memory.value * intensity] if self.memory else []) + \
+            ([self.fp32.value] if self.fp32 else [])
+        return min(roofs) if roofs else None
+
+    def svg(self) -> str:
+        legend = self._legend()
+        height = self.bottom + 44 + 16 * len(legend)
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.WIDTH}" '
+                 f'height="{height}" viewBox="0 0 {self.WIDTH} {height}" role="img" '
+                 f'class="roofline" aria-label="roofline chart" font-size="11" '
+                 f'font-family="system-ui, sans-serif">',
+                 f'<rect x="{self.LEFT}" y="{self.TOP}" width="{self.RIGHT - self.LEFT}" '
+                 f'height="{self.PLOT_HEIGHT}" fill="{_PLOT_BACKGROUND}" stroke="#999"/>']
+        parts += self._axes()
+        taken: list[tuple] = []  # boxes of what is written inside the plot: labels avoid them
+        parts += self._roofs(taken)
+        if self.copies:
+            at = self.x(self.floor)
+            parts.append(f'<line x1="{at:.1f}" y1="{self.TOP}" x2="{at:.1f}" '
+                         f'y2="{self.bottom}" stroke="#bbb" stroke-dasharray="2 3"/>')
+            parts.append(f'<text x="{at + 4:.1f}" y="{self.bottom - 6}" fill="#666" '
+                         f'font-size="9">no FP32 work</text>')
+            taken.append((at + 4, self.bottom - 15, at + 4 + 0.6 * 9 * 12, self.bottom - 4))
+        places = [(self.x(self._x_value(p)), self.y(self._y_value(p))) for p in self.points]
+        taken += [(cx - 7, cy - 7, cx + 7, cy + 7) for cx, cy in places]
+        # students first: drawn over the baselines' rings, their labels in the best places
+        order = sorted(range(len(self.points)), key=lambda i: self.points[i].role != "student")
+        for i in reversed(order):
+            parts.append(self._point(self.points[i], *places[i]))
+        for cluster in self._clusters(order, places):
+            parts.append(self._label([self.points[i] for i in cluster], *places[cluster[0]],
+                                     taken))
+        parts.append(self._memory_label(taken))
+        top = self.bottom + 44
+        for n, (swatch, text) in enumerate(legend):
+            y = top + 16 * n
+            parts.append(f'<g transform="translate({self.LEFT},{y})">{swatch}'
+                         f'<text x="30" y="4">{escape(text)}</text></g>')
+        parts.append("</svg>")
+        return "\n".join(parts)
+
+    def _axes(self) -> list[str]:
+        parts = []
+        for e in range(math.ceil(self.x0), math.floor(self.x1) + 1):
+            at = self.x(10.0 ** e)
+            parts.append(f'<line x1="{at:.1f}" y1="{self.TOP}" x2="{at:.1f}" y2="{self.bottom}"'
+                         f' stroke="#e2e2e2"/>')
+            parts.append(f'<text x="{at:.1f}" y="{self.bottom + 15}" text-anchor="middle">'
+                         f'{_power_of_ten(e)}</text>')
+        for e in range(self.y0, self.y1 + 1):
+            at = self.y(10.0 ** e)
+            if e > self.y0 and e < self.y1:
+                parts.append(f'<line x1="{self.LEFT}" y1="{at:.1f}" x2="{self.RIGHT}" '
+                             f'y2="{at:.1f}" stroke="#e2e2e2"/>')
+            parts.append(f'<text x="{self.LEFT - 5}" y="{at + 4:.1f}" text-anchor="end">'
+                         f'{_power_of_ten(e)}</text>')
+        middle = (self.LEFT + self.RIGHT) / 2
+        parts.append(f'<text x="{middle}" y="{self.bottom + 32}" text-anchor="middle">'
+                     'arithmetic intensity (FP32 FLOP per DRAM byte)</text>')
+        parts.append(f'<text transform="translate(16,{self.TOP + self.PLOT_HEIGHT / 2}) '
+                     'rotate(-90)" text-anchor="middle">achieved throughput (GFLOP/s)</text>')
+        return parts
+
+    def _roofs(self, taken: list) -> list[str]:
+        """The roofs as lines inside the plot, each named along itself."""
+        parts = []
+        low, high = 10.0 ** self.x0, 10.0 ** self.x1
+        if self.memory:
+            bw = self.memory.value
+            start = max(low, 10.0 ** self.y0 / bw)
+            end = min(high, self.ridge or high, 10.0 ** self.y1 / bw)
+            if start < end:
+                x1, y1, x2, y2 = self.x(start), self.y(bw * start), self.x(end), self.y(bw * end)
+                parts.append(f'<line class="roof memory" x1="{x1:.1f}" y1="{y1:.1f}" '
+                             f'x2="{x2:.1f}" y2="{y2:.1f}" stroke="{_ROOF_COLORS["memory"]}" '
+                             f'stroke-width="2.5"><title>{escape(self._roof_words("memory"))}'
+                             '</title></line>')
+                self._memory_line = (x1, y1, x2, y2)
+        if self.fp32:
+            peak = self.fp32.value
+            start = max(low, self.ridge or low)
+            if start < high and 10.0 ** self.y0 < peak < 10.0 ** self.y1:
+                at = self.y(peak)
+                parts.append(f'<line class="roof fp32" x1="{self.x(start):.1f}" y1="{at:.1f}" '
+                             f'x2="{self.RIGHT}" y2="{at:.1f}" stroke="{_ROOF_COLORS["fp32"]}" '
+                             f'stroke-width="2.5"><title>{escape(self._roof_words("fp32"))}'
+                             '</title></line>')
+                text = f"FP32 roof {_number(peak / 1000)} TFLOP/s"
+                parts.append(f'<text x="{self.RIGHT - 6}" y="{at - 6:.1f}" text-anchor="end" '
+                             f'fill="{_ROOF_COLORS["fp32"]}" {_HALO}>{escape(text)}</text>')
+                taken.append((self.RIGHT - 6 - 0.6 * 11 * len(text), at - 18, self.RIGHT, at))
+        return parts
+
+    def _memory_label(self, taken: list) -> str:
+        """The memory roof's name along it, just above it (where no kernel can be), at the
+        place along the line that overlaps the points and their labels least."""
+        if self._memory_line is None:
+            return ""
+        x1, y1, x2, y2 = self._memory_line
+        text = f"memory roof {_number(self.memory.value)} GB/s"
+        length, reach = math.dist((x1, y1), (x2, y2)), 0.6 * 11 * len(text)
+        if length <= 0:
+            return ""
+        ux, uy = (x2 - x1) / length, (y2 - y1) / length   # along the line
+        nx, ny = uy, -ux                                   # up from it (y grows down)
+
+        def boxes(at: float) -> list[tuple]:
+            """The rotated text as small boxes, one per 11 pixels of its length."""
+            out = []
+            for step in range(int(reach // 11) + 1):
+                cx = x1 + ux * (at + step * 11 + 5.5) + nx * 10
+                cy = y1 + uy * (at + step * 11 + 5.5) + ny * 10
+                out.append((cx - 5.5, cy - 5.5, cx + 5.5, cy + 5.5))
+            return out
+        starts = [f * max(0.0, length - reach) for f in (0.33, 0.2, 0.45, 0.1, 0.6, 0.75, 0.9, 0)]
+        at = min(starts, key=lambda a: sum(_overlap(b, t) for b in boxes(a) for t in taken))
+        taken += boxes(at)
+        lx, ly = x1 + ux * at, y1 + uy * at
+        angle = math.degrees(math.atan2(y2 - y1, x2 - x1))
+        return (f'<text transform="translate({lx:.1f},{ly:.1f}) rotate({angle:.1f})" y="-6" '
+                f'fill="{_ROOF_COLORS["memory"]}" {_HALO}>{escape(text)}</text>')
+
+    def _roof_words(self, which: str) -> str:
+        if which == "memory":
+            return f"memory roof: {_number(self.memory.value)} GB/s, {self.memory.source}"
+        return f"FP32 roof: {_number(self.fp32.value / 1000)} TFLOP/s, {self.fp32.source}"
+
+    def _legend(self) -> list[tuple[str, str]]:
+        """(swatch, words) per line of the legend: the points' two kinds, then each roof and
+        where its ceiling comes from."""
+        lines = [('<circle cx="6" cy="0" r="4.5" fill="#555" stroke="#555"/>'
+                  '<circle cx="20" cy="0" r="6" fill="#fff" stroke="#555" stroke-width="2"/>',
+                  "filled: your kernels; hollow: the course's baselines, measured in the same "
+                  "run (hover a point for its values)")]
+        for which, ceiling in (("memory", self.memory), ("fp32", self.fp32)):
+            color = _ROOF_COLORS[which]
+            swatch = (f'<line x1="0" y1="0" x2="26" y2="0" stroke="{color}" '
+                      'stroke-width="2.5"/>')
+            if ceiling:
+                lines.append((swatch, self._roof_words(which)))
+            else:
+                lines.append(("", f"no {'memory' if which == 'memory' else 'FP32'} roof: this "
+                                  "run measured no such ceiling and no calibration file gives "
+                                  "one for this GPU"))
+        return lines
+
+    @staticmethod
+    def _clusters(order: list[int], places: list[tuple]) -> list[list[int]]:
+        """The points (indices, in `order`) that lie on one another, each group named by one
+        label: a student kernel as fast as the course's is a dot inside its ring."""
+        clusters: list[list[int]] = []
+        for i in order:
+            near = next((c for c in clusters
+                         if any(math.dist(places[i], places[j]) < 9 for j in c)), None)
+            if near is None:
+                clusters.append([i])
+            else:
+                near.append(i)
+        return clusters
+
+    def _point(self, p: RoofPoint, cx: float, cy: float) -> str:
+        # a student's dot fits inside a baseline's ring: both show where they coincide
+        look = (f'r="4.5" fill="{p.color}" stroke="{p.color}"' if p.role == "student" else
+                f'r="7" fill="#fff" fill-opacity="0.6" stroke="{p.color}" stroke-width="2"')
+        return (f'<g class="point {escape(p.role)}"><title>{escape(self._tooltip(p))}</title>'
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" {look}/></g>')
+
+    def _tooltip(self, p: RoofPoint) -> str:
+        role = {"student": "yours", "baseline": "the course's baseline"}.get(p.role, p.role)
+        kernels = ", ".join(p.kernels) or "not named"
+        launches = f" ({p.launches} launch{'es' if p.launches != 1 else ''})" \
+            if p.launches else ""
+        lines = [f"{p.label}: {role}", f"kernels: {kernels}{launches}",
+                 f"FP32 work: {_amount(p.flops, 'FLOP')}; DRAM traffic: "
+                 f"{_amount(p.dram_bytes, 'B')}; time: {_duration(p.duration_s)}"]
+        if p.flops > 0:
+            lines.append(f"arithmetic intensity: {_number(p.intensity)} FLOP/byte")
+            line = f"achieved: {_number(p.gflops)} GFLOP/s"
+            if (roof := self.roof_at(p.intensity)) is not None:
+                line += f", {100 * p.gflops / roof:.0f}% of the roof here ({_number(roof)} GFLOP/s)"
+            lines.append(line)
+        else:
+            lines.append(f"no FP32 work (a copy): placed at the floor intensity "
+                         f"{_power_of_ten_text(self.floor)} FLOP/byte, at its DRAM bandwidth "
+                         "times that floor")
+        line = f"DRAM bandwidth: {_number(p.bandwidth)} GB/s"
+        if self.memory:
+            line += f", {100 * p.bandwidth / self.memory.value:.0f}% of the memory roof"
+        lines.append(line)
+        return "\n".join(lines)
+
+    def _label(self, points: list[RoofPoint], cx: float, cy: float, taken: list) -> str:
+        """The label of points that lie on one another ("exercise/measure · measure"), beside
+        the first: the first place around it that stays inside the plot and clear of what is
+        written there, else the place that overlaps least; a thin line to the point where
+        the label is above or below it."""
+        names: dict[str, list[str]] = {}
+        for p in points:
+            names.setdefault(p.exercise, []).append(p.measure)
+        text = "; ".join(f"{ex}/{' · '.join(measures)}" for ex, measures in names.items())
+        width, size = 0.6 * self.FONT * len(text), self.FONT
+        candidates = []  # (x, y of the baseline, anchor)
+        for dy in (0, -14, 14, -28, 28):
+            candidates += [(cx + 9, cy + 3.5 + dy, "start"), (cx - 9, cy + 3.5 + dy, "end")]
+        best, best_overlap = None, None
+        for x, y, anchor in candidates:
+            box = (x if anchor == "start" else x - width, y - size, x + width
+                   if anchor == "start" else x, y + 2)
+            inside = (box[0] >= self.LEFT + 2 and box[2] <= self.RIGHT - 2
+                      and box[1] >= self.TOP + 2 and box[3] <= self.bottom - 2)
+            if not inside:
+                continue
+            overlap = sum(_overlap(box, other) for other in taken)
+            if best is None or overlap < best_overlap:
+                best, best_overlap = (x, y, anchor, box), overlap
+            if overlap == 0:
+                break
+        if best is None:  # nowhere inside: to the right, clipped by nothing but the frame
+            best = (cx + 9, cy + 3.5, "start", (cx + 9, cy - 6.5, cx + 9 + width, cy + 5.5))
+        x, y, anchor, box = best
+        taken.append(box)
+        leader = ""
+        if abs(y - 3.5 - cy) > 1:
+            leader = (f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{x:.1f}" y2="{y - 3.5:.1f}" '
+                      'stroke="#999" stroke-width="0.8"/>')
+        return (f'{leader}<text class="point-label" x="{x:.1f}" y="{y:.1f}" '
+                f'text-anchor="{anchor}" font-size="{self.FONT}" fill="#333" {_HALO}>'
+                f'{escape(text)}</text>')
+
+
+def _overlap(a: tuple, b: tuple) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def _power_of_ten(e: int) -> str:
+    """An axis' decade: 0.01 · 1 · 1,000 · 10⁷ (as SVG text)."""
+    if -3 <= e <= 6:
+        return escape(_power_of_ten_text(10.0 ** e))
+    return f'10<tspan dy="-5" font-size="8">{e}</tspan>'
+
+
+def _power_of_ten_text(value: float) -> str:
+    e = round(math.log10(value))
+    if e >= 0:
+        return f"{10 ** e:,}"
+    return f"{10.0 ** e:.{-e}f}" if e >= -6 else f"1e{e}"
+
+
+def _amount(value: float, unit: str) -> str:
+    """2.15 GFLOP · 268 MB: decimal prefixes, three figures."""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"

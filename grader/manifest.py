@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import hidden
+from grader import counters, hidden
 from grader.binary import FORBIDDABLE_LIBRARIES
 from grader.errors import GraderError, ManifestError
 
@@ -106,6 +106,8 @@ class Exercise:
     performance: tuple[Performance, ...] = field(default_factory=tuple)
     technique: tuple[Technique, ...] = field(default_factory=tuple)
     proof: Proof | None = None
+    # [profile] counters: what grade --profile reads with Nsight Compute (grader/counters.py).
+    profile_counters: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -192,7 +194,7 @@ def load_manifest(path: Path) -> Exercise:
 
     top = _Table(path, "manifest", data,
                  {"exercise", "correctness", "sanitizer", "benchmark", "performance",
-                  "technique", "proof"})
+                  "technique", "proof", "profile"})
     ex = _Table(path, "exercise", data.get("exercise"),
                 {"name", "chapter", "title", "summary", "files", "libraries", "rdc", "min_cc",
                  "shared", "course_calls"})
@@ -280,6 +282,7 @@ def load_manifest(path: Path) -> Exercise:
         benchmark_timeout_s=benchmark.number("timeout_s", default=180.0, positive=True),
         performance=tuple(performance),
         technique=_techniques(path, data.get("technique", []), bool(performance)),
+        profile_counters=_profile_counters(path, data.get("profile"), bool(performance)),
     )
     if "proof" not in data:
         return exercise
@@ -291,6 +294,28 @@ def _course_calls(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
         if not re.fullmatch(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", name):
             raise ManifestError(path, "exercise.course_calls",
                                 f"{name!r}: a function name (namespace::name), no parameters")
+    return names
+
+
+def _profile_counters(path: Path, raw: object, has_performance: bool) -> tuple[str, ...]:
+    """`[profile] counters`: names of grader/counters.py's registry, each once; only where
+    there are [[performance]] measurements to profile."""
+    if raw is None:
+        return ()
+    t = _Table(path, "profile", raw, {"counters"})
+    names = t.strings("counters", required=True)
+    if not has_performance:
+        raise ManifestError(path, "profile", "the exercise has no [[performance]] to profile")
+    if not names:
+        raise ManifestError(path, "profile.counters", "must name at least one counter")
+    for name in names:
+        if name not in counters.COUNTERS:
+            raise ManifestError(path, "profile.counters",
+                                f"unknown counter {name!r} (counters: "
+                                f"{', '.join(counters.COUNTERS)})")
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ManifestError(path, "profile.counters", f"{twice!r} is named twice")
     return names
 
 

@@ -64,6 +64,7 @@ class StageName(StrEnum):
     TESTS = "tests"
     SANITIZER = "sanitizer"
     BENCHMARK = "benchmark"
+    PROFILE = "profile"                # grade --profile: Nsight Compute's counters, no points
 
 
 class FailureKind(StrEnum):
@@ -297,10 +298,26 @@ class BenchmarkDetails(Details):
     ceilings_measured: list[str] = UNSET  # shared ceilings this exercise was first to record
 
 
+@dataclass(eq=False)
+class ProfileDetails(Details):
+    tool: str = UNSET                    # ncu --version's version line
+    reference_from: str = UNSET          # the calibration file of the reference's counters,
+                                         # "" where there is none for this GPU
+    rows: list[dict] = UNSET             # per profiled range: measure, role (student or
+                                         # baseline), kernels, launches, counters {name: value},
+                                         # roofline {flops, dram_bytes, duration_s}
+    comparisons: list[dict] = UNSET      # per measure and counter: measure, counter, title,
+                                         # unit, student, reference, baseline, better, verdict
+                                         # (worse, same, better, unknown), sentence
+    problem: str = UNSET                 # what kept part of the profile from being taken
+    added_s: float = UNSET               # what profiling added to the grade, in seconds
+
+
 DETAILS: dict[str, type[Details]] = {
     StageName.BUILD: BuildDetails, StageName.INTEGRITY: IntegrityDetails,
     StageName.TECHNIQUE: TechniqueDetails, StageName.TESTS: TestsDetails,
-    StageName.SANITIZER: SanitizerDetails, StageName.BENCHMARK: BenchmarkDetails}
+    StageName.SANITIZER: SanitizerDetails, StageName.BENCHMARK: BenchmarkDetails,
+    StageName.PROFILE: ProfileDetails}
 
 
 @dataclass
@@ -369,7 +386,8 @@ class Report:
     options: dict = field(default_factory=dict)
     # Wall seconds of the grade's phases: configure, build (the one parallel build), checks
     # (the untimed stages of every exercise, in parallel), benchmarks (one after another),
-    # ceilings (the shared ceilings' programs, each once, after the benchmarks).
+    # profile (with grade --profile: Nsight Compute after each benchmark, counted apart from
+    # the benchmarks), ceilings (the shared ceilings' programs, each once, after the benchmarks).
     phases: dict = field(default_factory=dict)
     # How the grade shared its GPU (grader/gpu_turns.py, grader/gpu_load.py): the seconds it
     # waited for its turns, the measurements taken again or not taken because another process
@@ -378,6 +396,10 @@ class Report:
     # The sandbox the student programs ran in (grader/sandbox.py): its status (on, off,
     # unavailable), why not where it is not on, and what this machine's sandbox leaves open.
     sandbox: dict = field(default_factory=dict)
+    # The calibration of this GPU model the thresholds came from (grader/calibration.py): its
+    # status (found, none), file, the GPU's slug, the thresholds it changed and those it
+    # flags. Empty where nothing was looked up (--build-only, no GPU).
+    calibration: dict = field(default_factory=dict)
     exercises: list[ExerciseResult] = field(default_factory=list)
     schema: int = SCHEMA_VERSION
 

@@ -39,7 +39,8 @@ from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
 from grader.model import FailureKind, StageName, StageStatus
-from grader.stages import benchmark, build, integrity, sanitizer, sources, technique, tests
+from grader.stages import (benchmark, build, integrity, profile, sanitizer, sources, technique,
+                           tests)
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
 from grader.stages.measured import Alone
@@ -237,11 +238,34 @@ class BenchmarkStage(Stage):
         return benchmark.from_measured(ex, measured)
 
 
+class ProfileStage(Stage):
+    """grade --profile: the benchmark's measurements again under Nsight Compute, alone on the
+    GPU, their counters beside the reference's and the baseline's. Never points: scoring
+    passes it by, so an exercise's status and score are the same without it."""
+    name = StageName.PROFILE
+    phase = Phase.TIMED
+    student_code = True
+
+    def applies(self, context: Context) -> bool:
+        bench = context.result(StageName.BENCHMARK)
+        return (context.options.profile and bool(context.ex.profile_counters)
+                and bench is not None and bench.status == StageStatus.PASSED)
+
+    def run(self, context: Context) -> model.StageResult:
+        grader, ex = context.grader, context.ex
+        binary = grader.options.build_dir / f"{ex.name}_bench"
+        with gpu_turns.maybe(grader.turns, f"the profile of {ex.key}", alone=True):
+            result = profile.run(grader.options, ex, binary,
+                                 grader.gpu.name if grader.gpu is not None else "")
+        grader.progress(f"profiled {ex.key} ({result.duration_s:.1f} s)")
+        return result
+
+
 # Every exercise's stages, in the order they run.
 EXERCISE_STAGES: tuple[Stage, ...] = (
     BuildStage(), IntegrityStage(), TechniqueStage(),
     TestsStage(), TechniqueOnWhatRan(), SanitizerStage(),
-    BenchmarkStage())
+    BenchmarkStage(), ProfileStage())
 # The stages a re-run alone runs again (the technique rules on what ran follow them).
 PROGRAM_STAGES = frozenset(s.name for s in EXERCISE_STAGES
                            if s.phase == Phase.PROGRAM and s.student_code)
@@ -300,6 +324,7 @@ class Grader:
             options={"build_only": self.options.build_only,
                      "sanitizer": self.options.sanitizer,
                      "benchmark": self.options.benchmark,
+                     "profile": self.options.profile,
                      "cuda_arch": self.options.cuda_arch,
                      "hidden": self.options.hidden,
                      "secret": self.options.secret is not None,
@@ -332,6 +357,12 @@ class Grader:
                     self.progress(f"benchmarked {item.ex.key} "
                                   f"({time.monotonic() - started:.1f} s)")
         phase("benchmarks")
+        if self.options.profile:  # the profiles ran after each benchmark: their own phase
+            profiled = sum(stage.duration_s for item in checked for stage in item.stages
+                           if stage.name == StageName.PROFILE)
+            report.phases["benchmarks_s"] = round(max(0.0, report.phases["benchmarks_s"]
+                                                      - profiled), 1)
+            report.phases["profile_s"] = round(profiled, 1)
         self.ceilings.prepare([(item.ex, stage.details.measurements)
                                for item in checked if not item.ended
                                for stage in item.stages

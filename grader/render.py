@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from enum import StrEnum
 from pathlib import Path
 
-from grader import model
+from grader import counters, model
 from grader.model import CaseStatus, ExerciseStatus, StageName, StageStatus
 
 _COLORS = {ExerciseStatus.PASSED: "32", ExerciseStatus.PARTIAL: "33",
@@ -73,8 +73,9 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
     for ex in report.exercises:
         built = ex.stage(StageName.BUILD)
         warnings = built.details.get("warnings", []) if built else []
+        profiled = _profiled(ex)
         if ex.status in (ExerciseStatus.PASSED, ExerciseStatus.NOT_SUBMITTED) and not verbose \
-                and not warnings:
+                and not warnings and profiled is None:
             continue
         technique = ex.stage(StageName.TECHNIQUE)
         if ex.status == ExerciseStatus.SKIPPED and not verbose and not warnings and not (
@@ -83,8 +84,11 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
         label = ("compiled" if report.options.get("build_only")
                  and ex.status == ExerciseStatus.SKIPPED else ex.status.replace("_", " "))
         out.append(_paint(f"── {ex.key}: {label}", ex.status, color))
-        shown = [s for s in ex.stages if verbose or s.status != StageStatus.PASSED
-                 or (s.name == StageName.BUILD and s.details.get("warnings"))]
+        # The profile stage has lines of its own below; when it did not run, its message is
+        # said once under the table.
+        shown = [s for s in ex.stages if s.name != StageName.PROFILE and (
+                 verbose or s.status != StageStatus.PASSED
+                 or (s.name == StageName.BUILD and s.details.get("warnings")))]
         # The exercise's message is often its failing stage's ("tests: 0 of 43 cases
         # passed"): then that stage's line says it, once.
         echoed = next((s for s in shown if _same_message(ex.message, s)), None)
@@ -116,10 +120,58 @@ def terminal(report: model.Report, stream=None, verbose: bool = False) -> str:
             elif stage.status in _STOPPED and stage.output:
                 out.append("    last output:")
                 out.append(_indent("\n".join(stage.output.splitlines()[-15:])))
+        if profiled is not None:
+            out += _profile_lines(profiled)
         out.append("")
 
     out += _table(report, color)
     return "\n".join(out)
+
+
+def _profiled(ex: model.ExerciseResult) -> model.StageResult | None:
+    """The exercise's profile stage when it ran and compared counters."""
+    stage = ex.stage(StageName.PROFILE)
+    if stage is None or stage.status != StageStatus.PASSED \
+            or not stage.details.get("comparisons"):
+        return None
+    return stage
+
+
+def _profile_lines(stage: model.StageResult) -> list[str]:
+    """One line per comparison: the counter, yours, the reference's, the course baseline's,
+    the unit, and for a worse one what it means and what to try."""
+    comparisons = [c for c in stage.details.get("comparisons", []) if isinstance(c, dict)]
+    several = len({c.get("measure") for c in comparisons}) > 1
+    tool = stage.details.get("tool", "")
+    out = [f"   profile{f' ({tool})' if tool else ''}: {stage.message}"]
+    for c in comparisons:
+        unit = str(c.get("unit", ""))
+        values = ", ".join(f"{who} {counters.number(c.get(key), unit)}" for who, key in
+                           (("yours", "student"), ("reference", "reference"),
+                            ("course baseline", "baseline")))
+        where = f"{c.get('measure')}: " if several else ""
+        line = f"    {where}{c.get('title', c.get('counter'))}: {values} " \
+               + (f"({unit})" if unit.startswith("%") else unit)
+        if c.get("verdict") == "worse" and c.get("sentence"):
+            line += f" - {c['sentence']}"
+        out.append(line)
+    if stage.details.get("problem"):
+        out.append(f"    note: {stage.details['problem']}")
+    return out
+
+
+def _profile_notes(report: model.Report) -> list[str]:
+    """Each distinct message of a profile stage that did not run (no ncu, no permission, an
+    error), once, with how many exercises it concerns."""
+    seen: dict[tuple[str, str], int] = {}
+    for ex in report.exercises:
+        stage = ex.stage(StageName.PROFILE)
+        if stage is not None and stage.status != StageStatus.PASSED:
+            key = (str(stage.status), stage.message)
+            seen[key] = seen.get(key, 0) + 1
+    return [f"PROFILE {status.upper().replace('_', ' ')}: {message}"
+            + (f" ({count} exercises)" if count > 1 else "")
+            for (status, message), count in seen.items()]
 
 
 def _same_message(message: str, stage: model.StageResult) -> bool:
@@ -205,6 +257,12 @@ def _table(report: model.Report, color: bool) -> list[str]:
         if shared:
             out.append("SHARED GPU: some measurements were taken while another process used "
                        "the GPU (--allow-shared-gpu); they may be low")
+        out += _profile_notes(report)
+        if report.calibration.get("status") == "none" and report.gpu is not None:
+            # Said once: the thresholds were set on other GPUs and may not hold on this one.
+            out.append(f"no calibration for {report.gpu.name}: thresholds are the course's, "
+                       "measured on the H100 and H200; python3 -m grader calibrate checks "
+                       "them here")
         status = report.sandbox.get("status")
         if status and status != "on":
             out.append(f"SANDBOX {status.upper()}: student programs ran with the grader's "
@@ -275,7 +333,10 @@ def junit_xml(report: model.Report) -> str:
                     case(f"{stage.name}/{c.name}", c.status, c.message, c.duration_ms / 1000)
             else:
                 detail = stage.message + ("\n" + stage.output if stage.output else "")
-                case(stage.name, stage.status, detail, stage.duration_s)
+                # A profile that could not be taken fails nothing: it never counts.
+                status = StageStatus.SKIPPED if stage.name == StageName.PROFILE \
+                    and stage.status != StageStatus.PASSED else stage.status
+                case(stage.name, status, detail, stage.duration_s)
         suite.set("tests", str(count))
         suite.set("failures", str(bad))
         total += count

@@ -51,6 +51,8 @@ class Sandbox:
     launcher: Path | None = None
     capabilities: dict = field(default_factory=dict)
     readable: tuple[str, ...] = ()
+    # Nsight Compute inside with the program it profiles: the namespace's own loopback up.
+    profiler: bool = False
 
     @property
     def on(self) -> bool:
@@ -62,7 +64,7 @@ class Sandbox:
             return list(command)
         reads = [*self.readable, *(c for c in command if os.path.isabs(c) and os.path.exists(c))]
         args = [str(self.launcher), "--fsize-mib", str(FILE_SIZE_LIMIT_MIB),
-                "--write", str(scratch)]
+                "--write", str(scratch), *(["--profiler"] if self.profiler else [])]
         for path in dict.fromkeys(reads):
             args += ["--read", path]
         return args + ["--", *command]

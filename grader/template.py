@@ -27,7 +27,8 @@ NO_SOLUTIONS = "this is a student template: solutions are not included"
 # What a student's repository holds (paths relative to the course root). Of scripts/, only what
 # a student runs and what scripts/test.sh runs: the rest are instructors' tools (the GPU check,
 # measurement and documentation scripts), and a new script stays out until it is listed here.
-INCLUDED = ("chapters", "skeletons", "support", "grader", "docs", "tests",
+# calibrations/ ships: a student's grade applies the same thresholds on the same GPU model.
+INCLUDED = ("chapters", "skeletons", "support", "grader", "docs", "tests", "calibrations",
             "scripts/setup.sh", "scripts/grade.sh", "scripts/test.sh", "scripts/check_report.py",
             "scripts/check_sanitizer_coverage.py", "scripts/draw_timeline.py",
             "meson.build", "meson.options", "requirements.txt", "pytest.ini", ".gitignore",

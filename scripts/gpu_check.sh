@@ -17,6 +17,13 @@
 #               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
 #               the reports', nobody graded twice
+#   profile     grade --profile of solutions/ (PROFILE_EXERCISES, default all) and of three
+#               fixtures slow for a taught reason (PROFILE_FIXTURES): every profile stage
+#               passes with full marks kept, and each fixture's explaining counter
+#               (scripts/check_profile.py) comes out worse than the reference's
+#   calibrate   grader calibrate from the solutions' reports of this run into
+#               $OUT/calibrations, then again with vector_add/bandwidth made unreachable
+#               (--full-at 100), which must come out flagged
 #   shared      scripts/check_shared_gpu.py concurrent: one grader of solutions/ alone, then
 #               SHARED_GRADERS (default 3) started at once on the GPU, SHARED_ROUNDS times
 #               (default 1) on SHARED_EXERCISES (default EXERCISES): each must earn full marks
@@ -41,7 +48,7 @@
 # The last thing printed is a table: one row per stage, then one per exercise and report.
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
-# SHARED=0, NEIGHBOUR=0, GPUS=0, STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
+# PROFILE=1, CALIBRATE=1, SHARED=0, NEIGHBOUR=0, GPUS=0, STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
 # stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, BATCH=0, PYTEST=0,
 # FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
 # (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
@@ -128,6 +135,65 @@ if [ "${SUPPORT:-1}" = 1 ]; then
   fi
 else
   record support off "SUPPORT=0"
+fi
+
+# --- profiling and calibration ----------------------------------------------------------------
+# The solutions are profiled first; the calibration (from the solutions' reports, the profiled
+# one included) then holds the reference counters the fixtures' profiles are compared with, so
+# with CALIBRATE=1 its file goes into calibrations/ of this checkout before they are graded.
+if [ "${PROFILE:-0}" = 1 ]; then
+  echo "== profile of the solutions (grade --profile)"
+  only=(); for e in ${PROFILE_EXERCISES:-}; do only+=(-e "$e"); done
+  report="$OUT/logs/profile-solutions.json"
+  detail=""
+  if $PY -m grader grade solutions "${only[@]}" --profile -q --seed "$SEED" \
+        --build-dir "$SOLUTIONS_BUILD" --json "$report" > "$OUT/logs/profile-solutions.txt" 2>&1 \
+     && detail=$($PY scripts/check_profile.py solutions "$report" 2>&1); then
+    record profile-solutions ok "$(echo "$detail" | tail -n 1)"
+  else
+    tail -n 20 "$OUT/logs/profile-solutions.txt"
+    echo "$detail" | head -n 30
+    record profile-solutions FAILED "$(echo "${detail:-grader failed, see logs/profile-solutions.txt}" | tr '\n' ' ' | cut -c1-300)"
+  fi
+else
+  record profile off "PROFILE=0 (PROFILE=1 grades with --profile)"
+fi
+
+if [ "${CALIBRATE:-0}" = 1 ]; then
+  echo "== calibrate (from the solutions' reports)"
+  sol=(); for f in "$OUT"/logs/solutions-*.json "$OUT/logs/profile-solutions.json"; do [ -f "$f" ] && sol+=(--from-report "$f"); done
+  if [ ${#sol[@]} = 0 ]; then
+    record calibrate FAILED "no solutions report to calibrate from (RUNS=0 and PROFILE=0)"
+  elif $PY -m grader calibrate "${sol[@]}" --out "$OUT/calibrations" > "$OUT/logs/calibrate.txt" 2>&1 \
+     && $PY -m grader calibrate "${sol[@]}" --out "$OUT/calibrations-unreachable" \
+          --full-at "vector_add/bandwidth=100" > "$OUT/logs/calibrate-unreachable.txt" 2>&1 \
+     && grep -qE "^vector_add/bandwidth +100x .* yes " "$OUT/logs/calibrate-unreachable.txt"; then
+    cp "$OUT"/calibrations/*.json calibrations/
+    record calibrate ok "$(ls "$OUT"/calibrations/*.json | xargs -n1 basename) from $(( ${#sol[@]} / 2 )) reports: $(grep -E 'thresholds flagged' "$OUT/logs/calibrate.txt" | cut -d';' -f1); vector_add/bandwidth at full_at 100 flagged"
+  else
+    tail -n 20 "$OUT/logs/calibrate.txt" "$OUT/logs/calibrate-unreachable.txt" 2>/dev/null
+    record calibrate FAILED "see logs/calibrate.txt and logs/calibrate-unreachable.txt"
+  fi
+else
+  record calibrate off "CALIBRATE=0 (CALIBRATE=1 calibrates this GPU from the solutions' reports)"
+fi
+
+if [ "${PROFILE:-0}" = 1 ]; then
+  for name in ${PROFILE_FIXTURES:-ch04_transpose_unpadded ch04_transpose_without_shared ch01_poor_launch}; do
+    echo "== profile of fixture $name"
+    dir=$($PY -c "import sys; sys.path.insert(0, 'tests'); import fixture_files; print(fixture_files.submission(fixture_files.FIXTURES / '$name'))")
+    exercise=$($PY -c "import sys; sys.path.insert(0, 'scripts'); import check_profile; print(check_profile.EXPLAINED_BY['$name'][0])")
+    report="$OUT/logs/profile-$name.json"
+    detail=""
+    $PY -m grader grade "$dir" -e "$exercise" --profile -q --seed "$SEED" \
+        --build-dir "build/grade/profile-$name" --json "$report" > "$OUT/logs/profile-$name.txt" 2>&1
+    if [ -f "$report" ] && detail=$($PY scripts/check_profile.py fixture "$name" "$report" 2>&1); then
+      record "profile-${name:0:12}" ok "$(echo "$detail" | head -n 1 | cut -c1-220)"
+    else
+      tail -n 20 "$OUT/logs/profile-$name.txt"
+      record "profile-${name:0:12}" FAILED "$(echo "${detail:-grader failed, see logs/profile-$name.txt}" | tr '\n' ' ' | cut -c1-300)"
+    fi
+  done
 fi
 
 # --- graders sharing the GPU ------------------------------------------------------------------

@@ -9,6 +9,7 @@ Generated tables. In a chapter README, the lines between
 
     <!-- points:begin ... -->        and  <!-- points:end -->
     <!-- thresholds:begin ... -->    and  <!-- thresholds:end -->
+    <!-- counters:begin ... -->      and  <!-- counters:end -->
 
 are written by this script from the chapter's manifests (chapters/<chapter>/*/<name>.toml):
 each exercise's file and points (correctness, technique, performance, total), then each
@@ -43,6 +44,7 @@ stood when they were measured, and are not checked.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -55,7 +57,7 @@ if str(ROOT) not in sys.path:
 
 from grader.manifest import Exercise, discover  # noqa: E402
 
-BLOCKS = ("points", "thresholds")
+BLOCKS = ("points", "thresholds", "counters")
 GENERATED_NOTE = "generated from the manifests by scripts/quoted_thresholds.py; do not edit"
 # Notes checked leniently (a threshold quoted beside an exercise's name must be that
 # exercise's); chapter READMEs are checked strictly.
@@ -165,7 +167,44 @@ def render_thresholds(exercises: list[Exercise]) -> list[str]:
     return lines
 
 
-RENDERERS = {"points": render_points, "thresholds": render_thresholds}
+def _calibrations(root: Path) -> list[dict]:
+    """The calibration files of calibrations/ that hold profiled reference counters, by GPU."""
+    out = []
+    for path in sorted((root / "calibrations").glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(data, dict) and data.get("profile"):
+            out.append(data)
+    return out
+
+
+def render_counters(exercises: list[Exercise], root: Path | None = None) -> list[str]:
+    """What `grade --profile` shows for each exercise: its counters, which way is better, the
+    reference solution's value on each calibrated GPU, and what to try when yours is worse."""
+    from grader import counters
+    rows = [(ex, name) for ex in exercises for name in ex.profile_counters]
+    if not rows:
+        return ["No exercise of this chapter declares counters."]
+    gpus = _calibrations(root or ROOT)
+    head = ["exercise", "counter", "better"] + [f"solution on {g['gpu']['name']}" for g in gpus] \
+        + ["when yours is worse"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
+    for ex, name in rows:
+        counter = counters.COUNTERS[name]
+        cells = [f"`{ex.name}`", f"{counter.title} ({counter.unit})", counter.better]
+        for g in gpus:
+            measured = g["profile"].get(ex.name, {})
+            values = [m[name] for m in measured.values() if m.get(name) is not None]
+            cells.append(", ".join(counters.number(v) for v in values) or "not measured")
+        cells.append(counter.hint)
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+RENDERERS = {"points": render_points, "thresholds": render_thresholds,
+             "counters": render_counters}
 
 
 def _blocks(lines: list[str]) -> list[tuple[str, int, int]]:

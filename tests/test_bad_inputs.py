@@ -146,6 +146,25 @@ ROWS = [
      ["export-template", "inside the course's skeletons/"], False),
     ("submission folder named in another encoding",
      lambda p: ["grade", p.not_utf8, "--build-only"], ["caf\\xe9", "not UTF-8"], False),
+    ("calibrate with a margin that is no fraction",
+     lambda p: ["calibrate", "--from-report", p.report, "--out", p.top / "cal", "--margin", "2"],
+     ["--margin 2", "fraction"], False),
+    ("calibrate a threshold without a value",
+     lambda p: ["calibrate", "--from-report", p.report, "--out", p.top / "cal",
+                "--full-at", "vector_add/bandwidth"], ["--full-at", "EXERCISE/METRIC=VALUE"],
+     False),
+    ("calibrate into the course's chapters",
+     lambda p: ["calibrate", "--from-report", p.report, "--out", "chapters/cal"],
+     ["--out", "inside the course's chapters/"], False),
+    ("calibrate onto the student's notes",
+     lambda p: ["calibrate", "--from-report", p.report, "--out", p.notes],
+     ["--out", "is a file"], False),
+    ("calibrate from a build-only report",
+     lambda p: ["calibrate", "--from-report", p.build_only, "--out", p.top / "cal"],
+     ["--build-only run", "measured nothing"], False),
+    ("calibrate decision that is none of keep, lower, drop",
+     lambda p: ["calibrate", "--decide", "vector_add/bandwidth=raise", "--file",
+                p.top / "cal.json"], ["--decide", "keep", "lower", "drop"], False),
     # Folders it cannot write: each says so on one line instead of a traceback.
     ("read-only build-dir", lambda p: ["grade", p.sub, "--build-only",
                                        "--build-dir", p.locked],
@@ -168,6 +187,9 @@ ROWS = [
     ("gradescope-run results into a read-only folder",
      lambda p: ["gradescope-run", "--upload", p.sub, "--results", p.locked / "results.json"],
      ["--results", "cannot be written"], True),
+    ("calibrate into a read-only folder",
+     lambda p: ["calibrate", "--from-report", p.report, "--out", p.locked],
+     ["--out", "cannot be written", "permission denied"], True),
 ]
 
 
@@ -190,7 +212,7 @@ def _run(args, prefix=()) -> subprocess.CompletedProcess:
 # Course paths the rows aim at: none may appear, and meson.build must stay as it is.
 AIMED_AT = [ROOT / "chapters" / "report.html", ROOT / "chapters" / "autograder.zip",
             ROOT / "skeletons" / "ch01_programming_model" / "report.xml",
-            ROOT / "skeletons" / "template"]
+            ROOT / "skeletons" / "template", ROOT / "chapters" / "cal"]
 
 
 def _snapshot(top: Path) -> dict:

@@ -6,18 +6,27 @@ tests/data/html/ holds three reports: full_report.json (full marks) and failing_
 that was not measured, an invalid sweep point), both with both ladders and several sweeps; and
 h200_report.json, the reference solutions graded on an H200 (the passed test cases left out):
 one rung of each ladder, a reduction rung's block sizes, several metrics per exercise.
+tests/data/profile_report.json is a grade --profile on an H100: the counters and roofline
+points of bank_conflicts (the student's tile still conflicts), coalescing (copies: no FP32
+work) and matmul rung 2 beside the course's baselines, vector_add's profile stage skipped, and
+the calibration the grade read (its comparisons and sentences as grader/counters.py makes
+them).
 _every_plot_kind() adds the course's other sweeps to the failing report: two-point sweeps
 (conv2d_constant's mask radii, histogram's bins) and occupancy's block sizes per grid rule.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
+from html import unescape
 
 import pytest
 
@@ -30,6 +39,7 @@ from fakes import bench_data
 DATA = TESTS / "data" / "html"
 REPORTS = {"full": DATA / "full_report.json", "failing": DATA / "failing_report.json",
            "h200": DATA / "h200_report.json"}
+PROFILED = TESTS / "data" / "profile_report.json"
 SCREENSHOTS = ROOT / "build" / "html-report-test"
 IN_CI = os.environ.get("CI") == "true"
 # Sample reports, matplotlib and a headless browser: nothing the student template leaves out
@@ -625,3 +635,256 @@ def test_a_ladder_with_no_rung_measured_says_so_once():
     """As after --build-only: the rungs compiled, nothing was measured."""
     html = html_report.page(_no_rung_measured())
     assert html.count("no rung measured in this report") == 1 and "not measured" not in html
+
+
+# ------------------------------------------------------- grade --profile: counters, roofline
+
+def _profiled() -> model.Report:
+    return model.Report.load(PROFILED)
+
+
+def _section(html: str, start: str) -> str:
+    """From `start` to the end of its section."""
+    begin = html.index(start)
+    return html[begin:html.index("</section>", begin)]
+
+
+@needs_libraries
+def test_counters_table_rows_and_the_worse_rows_sentences():
+    report = _profiled()
+    html = html_report.page(report)
+    shown = 0
+    for ex in report.exercises:
+        stage = ex.stage(model.StageName.PROFILE)
+        section = _section(html, f'<section class="exercise" id="{ex.key}">')
+        comparisons = stage.details["comparisons"]
+        if not comparisons:  # vector_add: skipped, its message in one line and no table
+            assert 'class="counters"' not in section
+            line = re.search(r'<p class="profile-status">(.*?)</p>', section, re.S)[1]
+            assert "\n" not in line and stage.message in unescape(_text(line))
+            continue
+        table = re.search(r'<table class="counters">.*?</table>', section, re.S)[0]
+        text = unescape(_text(table))
+        worse = [c for c in comparisons if c["verdict"] == "worse"]
+        assert len(re.findall(r'<tr class="worse"[ >]', table)) == len(worse)
+        assert table.count('<tr class="worse sentence">') == len(worse)
+        shown += len(worse)
+        for c in comparisons:
+            assert c["title"] in text
+            # a worse row's sentence is shown under it; the others' are tooltips only
+            assert (c["sentence"] in text) == (c["verdict"] == "worse")
+    assert shown == 3  # both of bank_conflicts' measures, matmul rung 2's FMA pipe
+    text = " ".join(unescape(_text(html)).split())
+    # bank_conflicts: 31.9 wavefronts against the reference's 1.00 and the course's 32.0
+    assert "31.9 1.00 32.0 wavefronts/request" in text
+    assert "86.9 — 94.6 % of peak" in text  # no reference DRAM throughput for coalescing
+    assert "None" not in text and "nan" not in text.lower()
+    # the calibration in one line near the top
+    calibration = unescape(re.search(r'<td class="calibration">(.*?)</td>', html, re.S)[1])
+    assert html.index('class="calibration"') < html.index('<h2>Exercises</h2>')
+    assert calibration == (
+        "calibrations/nvidia-h100-80gb-hbm3.json (NVIDIA H100 80GB HBM3); applied: "
+        "coalescing/aligned_copy: full marks at 0.55 instead of 0.6 (lowered by calibration); "
+        '<span class="flagged">flagged, kept as the manifests say: '
+        'matmul_v2_shared_tiles/throughput</span>')
+
+
+@needs_libraries
+def test_an_errored_profile_stage_is_one_line_and_no_calibration_says_so():
+    report = _profiled()
+    stage = report.exercises[2].stage(model.StageName.PROFILE)
+    stage.status = model.StageStatus.ERROR
+    stage.message = "ncu could not profile bank_conflicts_bench: ERR_NVGPUCTRPERM"
+    stage.details = model.Details.from_dict({"tool": "2025.3.1.0", "rows": [],
+                                             "comparisons": [], "problem": "ERR_NVGPUCTRPERM"})
+    stage.output = "==PROF== Connected to process 4242\n==ERROR== Failed to profile kernel"
+    report.calibration = {"status": "none", "file": "", "gpu": "nvidia-h100-80gb-hbm3",
+                          "applied": [], "flagged": []}
+    html = html_report.page(report)
+    section = _section(html, f'<section class="exercise" id="{report.exercises[2].key}">')
+    assert 'class="counters"' not in section
+    assert re.search(r'<p class="profile-status"><span class="status error">error</span> '
+                     r'ncu could not profile bank_conflicts_bench: ERR_NVGPUCTRPERM</p>', section)
+    assert "==ERROR== Failed to profile kernel</pre></details>" in section
+    assert re.search(r'<td class="calibration">none for NVIDIA H100 80GB HBM3: the thresholds '
+                     r"are the course&#39;s, measured on the H100 and H200</td>", html)
+    report.calibration = {}  # a report from before calibrations: no line at all
+    assert 'class="calibration"' not in html_report.page(report)
+
+
+def _roofline(report: model.Report, memory=None, fp32=None) -> str:
+    points, _, _ = html_report.roofline_points(report)
+    found = html_report.roof_ceilings(report)
+    return html_report.Roofline(points, memory or found[0], fp32 or found[1]).svg()
+
+
+def test_roofline_has_both_roofs_and_one_point_per_profiled_row():
+    """The standard library alone draws it (no plotting package)."""
+    report = _profiled()
+    rows = [(ex.name, r) for ex in report.exercises
+            for r in ex.stage(model.StageName.PROFILE).details["rows"]]
+    assert len(rows) == 8
+    svg = _roofline(report)
+    assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and svg.endswith("</svg>")
+    assert svg.count('class="roof memory"') == 1 and svg.count('class="roof fp32"') == 1
+    points = re.findall(r'<g class="point (\w+)"><title>(.*?)</title><circle cx="([\d.]+)" '
+                        r'cy="([\d.]+)"', svg, re.S)
+    assert sorted(role for role, *_ in points) == sorted(r["role"] for _, r in rows)
+    tooltips = [unescape(title) for _, title, _, _ in points]
+    for name, row in rows:  # each row's point, its tooltip first naming it, its label
+        label = f"{name}/{row['measure']}"
+        assert sum(t.startswith(label + ":") for t in tooltips) == 1, label
+        assert row["measure"] in " ".join(re.findall(r'class="point-label"[^>]*>([^<]*)<', svg))
+    # copies do no FP32 work: placed at the floor intensity, and their tooltips say so
+    copies = [t for t in tooltips if t.startswith("coalescing/")]
+    assert len(copies) == 2 and all("no FP32 work (a copy): placed at the floor intensity "
+                                    "0.01 FLOP/byte" in t for t in copies)
+    assert "no FP32 work" in svg
+    # cuBLAS is the FP32 ceiling the run measured: its point lies on the FP32 roof
+    roof_y = float(re.search(r'class="roof fp32" x1="[\d.]+" y1="([\d.]+)"', svg)[1])
+    cublas = next(p for p in points if unescape(p[1]).startswith(
+        "matmul_v2_shared_tiles/cublas_sgemm:"))
+    assert float(cublas[3]) == pytest.approx(roof_y, abs=1.0)
+    student = next(unescape(t) for t in tooltips if t.startswith("matmul_v2_shared_tiles/matmul"))
+    assert "arithmetic intensity: 58.4 FLOP/byte" in student  # 2 * 4096^3 / 2.35 GB
+    assert "achieved: 7,602 GFLOP/s, 15% of the roof here (51,495 GFLOP/s)" in student
+    assert "NaN" not in svg and "inf" not in svg
+
+
+def test_roofline_ceilings_come_from_the_report_before_the_calibration(tmp_path, monkeypatch):
+    """The course's own measured ceilings (the copy ceiling, cuBLAS SGEMM) when the report
+    has them; else calibrations/<slug>.json's figures for the report's GPU; else no roof."""
+    monkeypatch.setattr(html_report, "COURSE", tmp_path)
+    (tmp_path / "calibrations").mkdir()
+    (tmp_path / "calibrations" / "nvidia-h100-80gb-hbm3.json").write_text(json.dumps(
+        {"gpu": {"name": "NVIDIA H100 80GB HBM3", "memory_bandwidth_gbs": 3350.0,
+                 "fp32_tflops": 67.0}}))
+    report = _profiled()
+    memory, fp32 = html_report.roof_ceilings(report)
+    # the larger of the two copy ceilings: vector_add's copy:402653184, not copy:67108864
+    assert memory.value == pytest.approx(805306368 / 0.2846e-3 / 1e9)
+    assert fp32.value == pytest.approx(2 * 4096 ** 3 / 2.669e-3 / 1e9)  # cuBLAS SGEMM
+    assert "measured in this run" in memory.source and "copy:402653184" in memory.detail
+    assert "measured in this run" in fp32.source and "cublas_sgemm" in fp32.detail
+    # without the copy ceiling: the memory roof from the calibration, the FP32 roof still
+    # the run's own
+    for ex in report.exercises:
+        bench = ex.stage(model.StageName.BENCHMARK)
+        if bench and bench.details.get("measurements"):
+            for m in bench.details["measurements"]:
+                if m["key"].startswith("copy:"):
+                    m["valid"] = False
+    memory, fp32 = html_report.roof_ceilings(report)
+    assert memory.value == 3350.0
+    assert memory.source == "the course's copy ceiling in calibrations/nvidia-h100-80gb-hbm3.json"
+    assert "measured in this run" in fp32.source
+    svg = _roofline(report)
+    assert ("memory roof: 3,350 GB/s, the course's copy ceiling in "
+            "calibrations/nvidia-h100-80gb-hbm3.json") in unescape(svg)
+    assert "FP32 roof: 51.5 TFLOP/s, cuBLAS SGEMM, measured in this run" in svg
+    # neither measured nor calibrated: no roofs, the points still placed
+    for ex in report.exercises:
+        for stage in ex.stages:
+            if stage.name == model.StageName.BENCHMARK:
+                stage.details = model.Details.from_dict({})
+    (tmp_path / "calibrations" / "nvidia-h100-80gb-hbm3.json").unlink()
+    assert html_report.roof_ceilings(report) == (None, None)
+    svg = _roofline(report)
+    assert 'class="roof ' not in svg and svg.count('<g class="point') == 8
+    assert "no memory roof" in svg and "no FP32 roof" in svg
+
+
+@needs_libraries
+def test_roofline_section_only_where_an_exercise_was_profiled():
+    html = html_report.page(_profiled())
+    section = _section(html, '<section class="roofline" id="roofline">')
+    assert html.index("<h2>Exercises</h2>") < html.index('id="roofline"') < html.index(
+        '<section class="exercise"')  # after the summary, before the exercises
+    assert section.count("<svg") == 1 and section.count('<g class="point') == 8
+    assert "Memory roof: 2,830 GB/s, the course's copy ceiling, measured in this run" in \
+        unescape(_text(section))
+    for name in REPORTS:  # no profile stage: no section
+        assert html_report._roofline_view(model.Report.load(REPORTS[name]), str) is None
+    report = _profiled()
+    report.exercises = report.exercises[:1]  # vector_add: a profile stage, skipped
+    assert html_report.roofline_points(report) == ([], [], False)
+    assert 'id="roofline"' not in html_report.page(report)
+
+
+def _png_pixels(path) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB bytes) of an 8-bit RGB or RGBA PNG, decoded with the
+    standard library (zlib and the PNG filters), alpha dropped."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, head = 8, [], None
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"IHDR":
+            head = struct.unpack(">IIBBBBB", data[pos + 8:pos + 8 + size])
+        elif kind == b"IDAT":
+            idat.append(data[pos + 8:pos + 8 + size])
+        pos += 12 + size
+    width, height, depth, color, _, _, interlaced = head
+    assert depth == 8 and color in (2, 6) and not interlaced, head
+    bpp = 3 if color == 2 else 4
+    raw, stride = zlib.decompress(b"".join(idat)), width * bpp
+    prev, rows = bytearray(stride), []
+    for r in range(height):
+        start = r * (stride + 1)  # each row: its filter's byte, then the filtered bytes
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        if kind == 1:    # Sub
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif kind == 2:  # Up
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif kind == 3:  # Average
+            for i in range(stride):
+                line[i] = (line[i] + (((line[i - bpp] if i >= bpp else 0) + prev[i]) >> 1)) & 255
+        elif kind == 4:  # Paeth
+            for i in range(stride):
+                a, c = (line[i - bpp], prev[i - bpp]) if i >= bpp else (0, 0)
+                b = prev[i]
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line) if bpp == 3 else bytes(
+            v for i, v in enumerate(line) if i % 4 != 3))
+        prev = line
+    return width, height, rows
+
+
+@pytest.mark.same_in_template  # a headless browser, as the other browser tests
+@needs_libraries
+def test_roofline_in_a_headless_browser(tmp_path):
+    """build/html-report-test/roofline.png: the saved profiled report as Chromium draws it,
+    its top (the calibration line, the summary, the roofline). The chart is found by its plot
+    area's background; inside it, many colours (lines, points and text anti-aliased, not a
+    blank box), the two roofs' and the exercises' point colours among them."""
+    _need(_chromium() is not None, "chromium not found (apt-get install chromium, as root; "
+          "scripts/setup.sh does it with CI=true)")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = SCREENSHOTS / "roofline.html"
+    html_report.write(_profiled(), page)
+    shot = SCREENSHOTS / "roofline.png"
+    shot.unlink(missing_ok=True)
+    drawn = _browser("--window-size=1280,1400", f"--screenshot={shot}", page.as_uri(),
+                     profile=tmp_path / "profile")
+    assert drawn.returncode == 0 and shot.is_file(), drawn.stderr[-2000:]
+    width, height, rows = _png_pixels(shot)
+    assert (width, height) == (1280, 1400)
+    background = bytes(int(html_report._PLOT_BACKGROUND[i:i + 2], 16) for i in (1, 3, 5))
+    found = [(y, [x // 3 for x in range(0, len(row), 3) if row[x:x + 3] == background])
+             for y, row in enumerate(rows)]
+    found = [(y, xs[0], xs[-1]) for y, xs in found if xs]
+    assert found, "no roofline plot on the screenshot"
+    top, bottom = found[0][0], found[-1][0]
+    left, right = min(x for _, x, _ in found), max(x for _, _, x in found)
+    assert right - left > 500 and bottom - top > 300  # the whole plot, not a sliver
+    area = [rows[y][3 * x:3 * x + 3] for y in range(top, bottom + 1)
+            for x in range(left, right + 1)]
+    colors = set(area)
+    assert len(colors) > 200
+    assert area.count(background) < 0.97 * len(area)
+    expected = [html_report._ROOF_COLORS["memory"], html_report._ROOF_COLORS["fp32"],
+                *html_report._POINT_COLORS[:3]]  # the three profiled exercises' points
+    for color in expected:
+        assert bytes(int(color[i:i + 2], 16) for i in (1, 3, 5)) in colors, color

@@ -10,6 +10,7 @@ texts made for the purpose, against the real manifests.
 from __future__ import annotations
 
 import dataclasses
+import json
 import importlib.util
 import re
 import subprocess
@@ -54,7 +55,7 @@ def lenient(text: str, exercises) -> list[str]:
 
 
 BLOCKS = "<!-- points:begin -->\n<!-- points:end -->\n\n<!-- thresholds:begin -->\n" \
-         "<!-- thresholds:end -->\n"
+         "<!-- thresholds:end -->\n\n<!-- counters:begin -->\n<!-- counters:end -->\n"
 
 
 # --- the repository as it is -----------------------------------------------------------------
@@ -68,7 +69,7 @@ def test_the_notes_quote_no_number_the_manifests_contradict():
 def test_each_chapter_readme_has_current_generated_tables(path, exercises):
     text = path.read_text(encoding="utf-8")
     names = [name for name, _, _ in qt._blocks(text.split("\n"))]
-    assert sorted(names) == ["points", "thresholds"], names
+    assert sorted(names) == ["counters", "points", "thresholds"], names
     fresh = qt.regenerate(text, qt.chapter_exercises(exercises, path.parent.name))
     assert fresh == text, (f"{path.relative_to(ROOT)}: generated tables are stale; "
                            "run python3 scripts/quoted_thresholds.py")
@@ -280,3 +281,24 @@ def test_place_is_pure():
     once = wm.place("a\n", "x", "T", append=True)
     assert wm.place(once, "x", "T") == once
     assert wm.place(once, "x", "U").count("U") == 1
+
+
+def test_the_counters_table_quotes_each_calibrated_gpus_reference(tmp_path, exercises):
+    """The counters block takes the reference solution's counters from calibrations/*.json, one
+    column per GPU, and says "not measured" where a file has none for an exercise."""
+    ex = next(e for e in exercises if e.name == "bank_conflicts")
+    (tmp_path / "calibrations").mkdir()
+    (tmp_path / "calibrations" / "gpu-a.json").write_text(json.dumps({
+        "gpu": {"name": "GPU A"},
+        "profile": {"bank_conflicts": {"bank_conflicts_square":
+                                       {"shared_wavefronts_per_request": 1.0}}}}))
+    (tmp_path / "calibrations" / "gpu-b.json").write_text(json.dumps({
+        "gpu": {"name": "GPU B"}, "profile": {"vector_add": {"vector_add": {}}}}))
+    lines = qt.render_counters([ex], tmp_path)
+    assert "solution on GPU A" in lines[0] and "solution on GPU B" in lines[0]
+    row = next(line for line in lines if "wavefronts" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "1" or cells[3].startswith("1.0"), cells
+    assert cells[4] == "not measured", cells
+    assert qt.render_counters([e for e in exercises if not e.profile_counters][:1], tmp_path) \
+        == ["No exercise of this chapter declares counters."]

@@ -27,6 +27,9 @@ class GradeOptions:
     build_only: bool = False
     sanitizer: bool = True
     benchmark: bool = True
+    # grade --profile: after its benchmark, each exercise's timed kernels under Nsight Compute
+    # (grader/stages/profile.py); never points.
+    profile: bool = False
     jobs: int | None = None
     output_limit: int = proc.DEFAULT_OUTPUT_LIMIT
     cuda_arch: str = "auto"

@@ -3,7 +3,11 @@
 //
 //   course_sandbox --probe
 //       prints one JSON line: what this machine allows (the grader's report shows it)
-//   course_sandbox [--read PATH]... [--write DIR]... [--fsize-mib N] -- PROGRAM ARGS...
+//   course_sandbox [--read PATH]... [--write DIR]... [--fsize-mib N] [--profiler] -- PROGRAM ARGS...
+//
+// --profiler: for Nsight Compute run inside with the program it profiles. The two talk over TCP
+// on 127.0.0.1, so the network namespace's own loopback is brought up (it reaches nothing
+// outside the namespace), and /tmp and /dev/shm, private as always, get room for its files.
 //
 // Made of what Linux gives an unprivileged process, no daemon: a user namespace (needed for the
 // others without root), a network namespace (no interface but a down loopback), a mount and a
@@ -30,10 +34,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -100,6 +107,7 @@ struct Options {
   std::vector<std::string> read;
   std::vector<std::string> write;
   long fsize_mib = 4096;
+  bool profiler = false;
   std::vector<char*> program;
 };
 
@@ -236,8 +244,24 @@ void hide_socket_folders(const Options& options) {
     struct stat st {};
     if (lstat(folder, &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // /var/run is a link
     if (holds_a_given_path(folder, options)) continue;
-    mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=0755");
+    const bool roomy = options.profiler && (std::strcmp(folder, "/tmp") == 0 ||
+                                            std::strcmp(folder, "/dev/shm") == 0);
+    mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+          roomy ? "size=512m,mode=1777" : "size=1m,mode=0755");
   }
+}
+
+// The new network namespace's loopback, up (it starts down): only processes inside the
+// namespace can reach it.
+void bring_loopback_up() {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail("socket for the loopback");
+  struct ifreq request {};
+  std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  if (ioctl(fd, SIOCGIFFLAGS, &request) != 0) fail("read the loopback's flags");
+  request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+  if (ioctl(fd, SIOCSIFFLAGS, &request) != 0) fail("bring the loopback up");
+  close(fd);
 }
 
 // Init of the PID namespace: forwards termination to the program, reaps orphans, and reports
@@ -248,6 +272,7 @@ void hide_socket_folders(const Options& options) {
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     fail("mount /proc");
   hide_socket_folders(options);
+  if (options.profiler) bring_loopback_up();
   restrict_self(options, network_isolated);
   limit_resources(options);
   pid_t program = fork();
@@ -324,6 +349,7 @@ constexpr int kAllNamespaces = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
     end_like(got == sizeof program_status ? program_status : status);
   }
   bool network_isolated = enter_user_namespace(CLONE_NEWNET, &why);
+  if (network_isolated && options.profiler) bring_loopback_up();
   restrict_self(options, network_isolated);
   limit_resources(options);
   execvp(options.program[0], options.program.data());
@@ -345,7 +371,7 @@ int probe() {
 [[noreturn]] void usage(const char* problem) {
   std::fprintf(stderr,
                "course_sandbox: %s\nusage: course_sandbox --probe\n"
-               "       course_sandbox [--read PATH]... [--write DIR]... [--fsize-mib N] -- "
+               "       course_sandbox [--read PATH]... [--write DIR]... [--fsize-mib N] [--profiler] -- "
                "PROGRAM [ARGS...]\n",
                problem);
   std::_Exit(125);
@@ -361,6 +387,10 @@ int main(int argc, char** argv) {
     if (arg == "--") {
       for (int j = i + 1; j < argc; ++j) options.program.push_back(argv[j]);
       break;
+    }
+    if (arg == "--profiler") {
+      options.profiler = true;
+      continue;
     }
     if (i + 1 >= argc) usage(("missing value after " + arg).c_str());
     if (arg == "--read") {

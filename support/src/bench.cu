@@ -11,6 +11,9 @@
 #include <limits>
 #include <stdexcept>
 
+// Header-only NVTX3: its calls cost nothing unless a tool (ncu) injects itself.
+#include <nvtx3/nvToolsExt.h>
+
 #include "course/check.h"
 #include "course/json.h"
 #include "course/results.h"
@@ -103,10 +106,14 @@ __global__ void count_value_differences(const T* actual, const T* expected, std:
   if (outside > 0) atomicAdd(differences, outside);
 }
 
+// An empty kernel launched first in each --profile range: in ncu's list of kernels, which is
+// in launch order, each one starts the next range of the bench's "profile_ranges".
+__global__ void profile_range_marker() {}
+
 [[noreturn]] void usage(const char* program, const char* problem) {
   std::fprintf(stderr,
                "%s: %s\nusage: %s [--json PATH] [--repeats N] [--budget SECONDS] "
-               "[--ceilings-elsewhere | --only KEY[,KEY...]]\n",
+               "[--ceilings-elsewhere | --only KEY[,KEY...]] [--profile]\n",
                program, problem, program);
   std::exit(2);
 }
@@ -163,6 +170,8 @@ Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::mov
       if (options_.budget_s <= 0) usage(argv[0], "--budget takes a positive number of seconds");
     } else if (arg == "--ceilings-elsewhere") {
       options_.ceilings_elsewhere = true;
+    } else if (arg == "--profile") {
+      options_.profile = true;
     } else if (arg == "--only") {
       const std::string keys = value();
       for (std::size_t start = 0; start <= keys.size();) {
@@ -425,6 +434,10 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
                                      const TimedIo* io, double budget_s) {
   const double budget = budget_s > 0.0 ? budget_s : options_.budget_s;
   Measurement& m = add_measurement(name, work_per_run, unit);
+  if (options_.profile) {
+    profile_once(m, run, io);
+    return m;
+  }
   try {
     reset_cache_state();
     std::optional<CallChecker> checker;
@@ -467,6 +480,32 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     m.problem = error.what();
   }
   return m;
+}
+
+void Benchmark::profile_once(Measurement& m, const std::function<void(cudaStream_t)>& run,
+                             const TimedIo* io) {
+  try {
+    reset_cache_state();  // the cache state a timed measurement starts from
+    if (io != nullptr && io->vary) io->vary(stream(), 0);  // the original inputs
+    stream_->synchronize();
+    // Only the call's own launches fall in the range: set-up before it has ended.
+    nvtxRangePushA(m.name.c_str());
+    profile_ranges_.push_back(m.name);
+    try {
+      // First in the range: where ncu's list of kernels, in launch order, reaches this range.
+      profile_range_marker<<<1, 1, 0, stream()>>>();
+      run(stream());
+      stream_->synchronize();
+    } catch (...) {
+      nvtxRangePop();
+      throw;
+    }
+    nvtxRangePop();
+    CUDA_CHECK(cudaGetLastError());
+  } catch (const std::exception& error) {
+    m.valid = false;
+    m.problem = error.what();
+  }
 }
 
 void Benchmark::warm_up(const std::function<void(cudaStream_t)>& run, CallChecker* checker) {
@@ -568,9 +607,10 @@ Measurement& Benchmark::shared(const std::string& key, const std::string& name,
     skipped_.back().name = name;
     return skipped_.back();
   }
-  if (!options_.ceilings_elsewhere) {
+  if (!options_.ceilings_elsewhere || options_.profile) {
     Measurement& m = time(name, work_per_run, unit, run, io, budget_s);
     m.key = key;
+    m.elsewhere = options_.ceilings_elsewhere;
     return m;
   }
   Measurement& m = add_measurement(name, work_per_run, unit);
@@ -597,7 +637,8 @@ Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name)
   const int threads = 256;
   const int blocks = prop_.multiProcessorCount * 8;
   std::optional<DeviceBuffer<float4>> in, out;
-  if (!options_.ceilings_elsewhere) {  // nothing to hold when the copy is only recorded
+  // Nothing to hold when the copy is only recorded; a profile runs it once.
+  if (!options_.ceilings_elsewhere || options_.profile) {
     in.emplace(count);
     out.emplace(count);
     in->fill_bytes(0x3c);
@@ -613,6 +654,7 @@ Measurement& Benchmark::copy_ceiling(std::size_t bytes, const std::string& name)
 Measurement& Benchmark::record(const std::string& name, double work_per_run, Unit unit,
                                std::vector<double> samples_ms) {
   Measurement& m = add_measurement(name, work_per_run, unit);
+  if (options_.profile) return m;  // timed by the bench, outside any range: nothing to keep
   m.samples_ms = std::move(samples_ms);
   const bool positive = std::all_of(m.samples_ms.begin(), m.samples_ms.end(),
                                     [](double ms) { return ms > 0.0; });
@@ -635,6 +677,7 @@ Measurement* Benchmark::find(const std::string& name) {
 }
 
 void Benchmark::check(const std::string& name, const Comparison& comparison) {
+  if (options_.profile) return;  // one untimed call per measurement: nothing to vouch for
   Measurement* m = find(name);
   const bool skipped = std::any_of(skipped_.begin(), skipped_.end(),
                                    [&](const Measurement& s) { return s.name == name; });
@@ -652,6 +695,7 @@ void Benchmark::check(const std::string& name, const Comparison& comparison) {
 }
 
 void Benchmark::require(const std::string& name, bool ok, const std::string& message) {
+  if (options_.profile) return;  // the facts of timed runs, which a profile has none of
   requirements_.push_back({name, ok, message});
 }
 
@@ -667,6 +711,11 @@ int Benchmark::finish() {
     if (!m.valid) {
       all_ok = false;
       std::printf("%-36s %s\n", m.name.c_str(), ("INVALID: " + m.problem).c_str());
+      continue;
+    }
+    if (options_.profile) {
+      std::printf("%-36s run once, untimed, in NVTX range \"%s\"\n", m.name.c_str(),
+                  m.name.c_str());
       continue;
     }
     if (m.elsewhere) {
@@ -687,6 +736,12 @@ int Benchmark::finish() {
     JsonWriter json;
     // The run's nonce marks the file as the harness's own (course/results.h).
     json.begin_object().field("schema", 1).field("title", title_).field("nonce", results_nonce());
+    if (options_.profile) {
+      json.field("profile", true);
+      json.key("profile_ranges").begin_array();
+      for (const auto& name : profile_ranges_) json.value(name);
+      json.end_array();
+    }
     json.key("device").begin_object();
     json.field("name", prop_.name)
         .field("cc", std::to_string(prop_.major) + "." + std::to_string(prop_.minor))

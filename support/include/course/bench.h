@@ -10,6 +10,8 @@
 // on a ladder's input) is measured once per run by a course-only program (ceilings_main.cpp),
 // which no student code shares; each benchmark then only records its key. Results go to the
 // JSON file named by --json; the file ends with "completed": true, which the grader requires.
+// With --profile (the grader's profile stage, under Nsight Compute) nothing is timed: each
+// measurement runs its work once inside an NVTX range named after it, for ncu to select.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -150,11 +152,15 @@ struct BenchOptions {
   bool ceilings_elsewhere = false;
   // --only KEY,KEY (a ceilings program): shared() times these keys and skips the others.
   std::vector<std::string> only_keys;
+  // --profile: every measurement runs its work once, untimed and unchecked, inside an NVTX
+  // push/pop range named after the measurement, so that a profiler can select its kernels.
+  bool profile = false;
 };
 
 class Benchmark {
  public:
-  // Parses --json, --repeats, --budget; exits 77 when there is no GPU, 2 on bad arguments.
+  // Parses --json, --repeats, --budget, --ceilings-elsewhere, --only, --profile; exits 77 when
+  // there is no GPU, 2 on bad arguments.
   Benchmark(int argc, char** argv, std::string title);
   Benchmark(const Benchmark&) = delete;
   Benchmark& operator=(const Benchmark&) = delete;
@@ -164,6 +170,7 @@ class Benchmark {
 
   // Times `run`, which must enqueue exactly one run of the work on the stream it is given.
   // A CUDA error inside marks the measurement invalid instead of ending the program.
+  // With --profile it runs `run` once in its NVTX range instead (profile_once).
   // budget_s > 0 overrides the per-measurement time budget (for long sweeps). The reference
   // stays valid across later calls. After the timed loop a few calls are also timed by the
   // host clock: a call that takes far longer than its stream time is invalid.
@@ -190,7 +197,8 @@ class Benchmark {
   // A measurement the exercise's benchmark timed itself, with events on streams the harness
   // does not own (a latency on one stream while another is busy). None of time()'s per-call
   // checks apply, so use it only where the timed work is the course's own and the student's
-  // code only sets it up (stream priorities). An empty sample is recorded as invalid.
+  // code only sets it up (stream priorities). An empty sample is recorded as invalid. With
+  // --profile the samples are dropped: the work ran outside any range, and nothing is timed.
   Measurement& record(const std::string& name, double work_per_run, Unit unit,
                       std::vector<double> samples_ms);
 
@@ -200,6 +208,8 @@ class Benchmark {
   // once, untimed, so the outputs hold its result for check(), and the grader takes the rate
   // from a course-only program (--only KEY) that measured the key once for the whole run, so
   // neither another exercise's repeat nor the student's code in this process can change it.
+  // With --profile, `run` runs once in the measurement's NVTX range, with or without
+  // --ceilings-elsewhere.
   Measurement& shared(const std::string& key, const std::string& name, double work_per_run,
                       Unit unit, const std::function<void(cudaStream_t)>& run,
                       const TimedIo& io, double budget_s = 0.0);
@@ -209,9 +219,11 @@ class Benchmark {
   // for effective bandwidth.
   Measurement& copy_ceiling(std::size_t bytes, const std::string& name = "copy");
 
-  // Marks a measurement invalid when the output of its timed runs is wrong.
+  // Marks a measurement invalid when the output of its timed runs is wrong (ignored with
+  // --profile, where nothing is checked).
   void check(const std::string& name, const Comparison& comparison);
-  // A named pass/fail fact the grader can require (e.g. "persisting L2 was reset").
+  // A named pass/fail fact the grader can require (e.g. "persisting L2 was reset"); ignored
+  // with --profile.
   void require(const std::string& name, bool ok, const std::string& message);
   // Records an error that makes the whole benchmark fail (an exception from the exercise).
   void fail(const std::string& message) { errors_.push_back(message); }
@@ -233,6 +245,9 @@ class Benchmark {
   Measurement& time_checked(const std::string& name, double work_per_run, Unit unit,
                             const std::function<void(cudaStream_t)>& run, const TimedIo* io,
                             double budget_s);
+  // --profile: `run` once, in an NVTX range named `m.name`, synchronised; nothing timed.
+  void profile_once(Measurement& m, const std::function<void(cudaStream_t)>& run,
+                    const TimedIo* io);
   // Calls that load the code and warm the caches; their outputs become the golden copies.
   void warm_up(const std::function<void(cudaStream_t)>& run, CallChecker* checker);
   // The timed loop: repeats until the spread is small or the budget is spent.
@@ -262,6 +277,8 @@ class Benchmark {
   };
   std::vector<Requirement> requirements_;
   std::vector<std::string> errors_;
+  // --profile: the measurements run in NVTX ranges, in order (the JSON's "profile_ranges").
+  std::vector<std::string> profile_ranges_;
   // Shared ceilings a ceilings program was not asked for: neither timed nor reported.
   std::deque<Measurement> skipped_;
   std::vector<std::string> keys_seen_;  // every key shared() met, for finish()
