@@ -188,7 +188,7 @@ def render_counters(exercises: list[Exercise], root: Path | None = None) -> list
     if not rows:
         return ["No exercise of this chapter declares counters."]
     gpus = _calibrations(root or ROOT)
-    head = ["exercise", "counter", "better"] + [f"solution on {g['gpu']['name']}" for g in gpus] \
+    head = ["exercise", "counter", "better"] + [f"solution on {g['gpu']['name']} ({g.get('measured_at', 'undated')})" for g in gpus] \
         + ["when yours is worse"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
     for ex, name in rows:
