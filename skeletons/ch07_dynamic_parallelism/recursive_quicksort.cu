@@ -157,10 +157,12 @@ __device__ void sort_side(const SortPlan& plan, const int* keys, int* next_dst, 
   //       child sees what this thread wrote before launching it), then
   //       partition_kernel<<<partition_blocks(len), kPartitionThreads, 0,
   //       cudaStreamFireAndForget>>>(plan, {keys, next_dst, lo, len, depth}).
-  //       Fire-and-forget: the two sides run independently, at once, and nobody waits for
-  //       them. A failed launch (a bad configuration, too many launches pending, the device
-  //       out of memory) returns its error to this thread only (cudaGetLastError() right
-  //       after it), never to the host: its side just stays unsorted.
+  //       Fire-and-forget: the two sides may run at once, independently, and nobody waits
+  //       for them (nothing may: a child is only guaranteed to start once the grid that
+  //       launched it has ended). A failed launch (a bad configuration, too many launches
+  //       pending, the device out of memory) returns its error to this thread only
+  //       (cudaGetLastError() right after it), never to the host: its side just stays
+  //       unsorted.
   (void)plan; (void)keys; (void)next_dst; (void)lo; (void)len; (void)depth;
 }
 
@@ -182,10 +184,14 @@ __global__ void __launch_bounds__(kPartitionThreads) partition_kernel(SortPlan p
   //       3. Scatter the keys into seg.dst.
   //       4. The last block out launches the children: every thread __threadfence()s its
   //       writes, __syncthreads(), then thread 0 takes a ticket (atomicAdd on the third
-  //       counter); the block that draws gridDim.x - 1 reads the final counts (atomically),
-  //       writes the == run (the pivot, len - below - above times, at lo + below in
-  //       plan.out: its final place) and calls sort_side for both sides at depth + 1,
-  //       which read seg.dst and write to the other buffer (plan.out or plan.spare).
+  //       counter). In the block that draws gridDim.x - 1, thread 0 fences again
+  //       (__threadfence()) BEFORE it reads anything or launches: the reader's side of
+  //       chapter 03's last-block pattern, which orders what it reads, and so what the
+  //       children it launches are guaranteed to see, after every other block's keys. It
+  //       then reads the final counts (atomically), calls sort_side for both sides at
+  //       depth + 1, which read seg.dst and write to the other buffer (plan.out or
+  //       plan.spare), and the block writes the == run (the pivot, len - below - above
+  //       times, at lo + below in plan.out: its final place).
   (void)plan; (void)seg;
 }
 
@@ -193,9 +199,11 @@ void prepare_recursive_quicksort(std::size_t max_n, const QuicksortParams& param
   // TODO: Raise the device runtime's launch pool (never lower it: another size
   //       may need more) so that every launch one sort can have pending fits:
   //       cudaDeviceGetLimit / cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, n).
-  //       Count generously: at depth d there are at most 2^d partitions, and at most
-  //       max_n / (leaf_size + 1) of them (their segments are disjoint and longer than
-  //       leaf_size); each launches at most a few grids.
+  //       A launch holds its slot until its grid completes, and a partition's grid completes
+  //       only after the grids it launched, so count every launch of the tree: at depth d
+  //       there are at most 2^d partitions, and at most max_n / (leaf_size + 1) of them
+  //       (their segments are disjoint and longer than leaf_size); each launches at most a
+  //       few grids. Count, do not guess high: every slot reserves device memory.
   (void)max_n; (void)params;
 }
 

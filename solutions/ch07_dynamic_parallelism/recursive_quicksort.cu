@@ -131,9 +131,10 @@ __global__ void fill_kernel(int* out, unsigned count, int value) {
 // @begin-solution: Constants of your own: how deep the recursion may go (the clamp for
 // @hint: params.max_depth), and whatever your partition needs.
 // The deepest depth the recursion goes to, whatever params say: it keeps the chain of
-// dependent launches short (each level waits about 12 us for its launch, and nothing on the
+// dependent launches short (each level waits about 11 us for its launch, and nothing on the
 // device stops a runaway recursion) and prepare's count of pending launches bounded; two
-// levels within the nesting limit the programming guide documents.
+// levels within the course's bound kMaxLaunchNesting (recursive_quicksort.h says where 24
+// comes from).
 constexpr int kDeepestDepth = kMaxLaunchNesting - 2;
 // Longer == runs get a grid of their own; shorter ones the partition's last block writes.
 constexpr unsigned kFillByBlock = 1u << 16;
@@ -171,10 +172,12 @@ __device__ void sort_side(const SortPlan& plan, const int* keys, int* next_dst, 
   // @hint: child sees what this thread wrote before launching it), then
   // @hint: partition_kernel<<<partition_blocks(len), kPartitionThreads, 0,
   // @hint: cudaStreamFireAndForget>>>(plan, {keys, next_dst, lo, len, depth}).
-  // @hint: Fire-and-forget: the two sides run independently, at once, and nobody waits for
-  // @hint: them. A failed launch (a bad configuration, too many launches pending, the device
-  // @hint: out of memory) returns its error to this thread only (cudaGetLastError() right
-  // @hint: after it), never to the host: its side just stays unsorted.
+  // @hint: Fire-and-forget: the two sides may run at once, independently, and nobody waits
+  // @hint: for them (nothing may: a child is only guaranteed to start once the grid that
+  // @hint: launched it has ended). A failed launch (a bad configuration, too many launches
+  // @hint: pending, the device out of memory) returns its error to this thread only
+  // @hint: (cudaGetLastError() right after it), never to the host: its side just stays
+  // @hint: unsorted.
   if (len == 0) return;
   if (len == 1) {
     plan.out[lo] = keys[lo];
@@ -215,10 +218,14 @@ __global__ void __launch_bounds__(kPartitionThreads) partition_kernel(SortPlan p
   // @hint: 3. Scatter the keys into seg.dst.
   // @hint: 4. The last block out launches the children: every thread __threadfence()s its
   // @hint:    writes, __syncthreads(), then thread 0 takes a ticket (atomicAdd on the third
-  // @hint:    counter); the block that draws gridDim.x - 1 reads the final counts (atomically),
-  // @hint:    writes the == run (the pivot, len - below - above times, at lo + below in
-  // @hint:    plan.out: its final place) and calls sort_side for both sides at depth + 1,
-  // @hint:    which read seg.dst and write to the other buffer (plan.out or plan.spare).
+  // @hint:    counter). In the block that draws gridDim.x - 1, thread 0 fences again
+  // @hint:    (__threadfence()) BEFORE it reads anything or launches: the reader's side of
+  // @hint:    chapter 03's last-block pattern, which orders what it reads, and so what the
+  // @hint:    children it launches are guaranteed to see, after every other block's keys. It
+  // @hint:    then reads the final counts (atomically), calls sort_side for both sides at
+  // @hint:    depth + 1, which read seg.dst and write to the other buffer (plan.out or
+  // @hint:    plan.spare), and the block writes the == run (the pivot, len - below - above
+  // @hint:    times, at lo + below in plan.out: its final place).
   __shared__ unsigned block_below, block_above;  // this block's keys < and > the pivot
   __shared__ unsigned below_base, above_base;    // where its ranges start in the segment
   __shared__ unsigned total_below, total_above;  // the whole segment's, for the last block
@@ -283,6 +290,9 @@ __global__ void __launch_bounds__(kPartitionThreads) partition_kernel(SortPlan p
   if (!last_block) return;
 
   if (threadIdx.x == 0) {
+    // The reader's side: after the last ticket, fence before reading or launching, so that
+    // this thread's view, which is what its children are guaranteed to see, holds every
+    // other block's keys (each block fenced them before its ticket).
     __threadfence();
     total_below = atomicAdd(&counters[0], 0u);  // atomic reads: the final totals
     total_above = atomicAdd(&counters[1], 0u);
@@ -308,9 +318,11 @@ void prepare_recursive_quicksort(std::size_t max_n, const QuicksortParams& param
   // @begin-solution: Raise the device runtime's launch pool (never lower it: another size
   // @hint: may need more) so that every launch one sort can have pending fits:
   // @hint: cudaDeviceGetLimit / cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, n).
-  // @hint: Count generously: at depth d there are at most 2^d partitions, and at most
-  // @hint: max_n / (leaf_size + 1) of them (their segments are disjoint and longer than
-  // @hint: leaf_size); each launches at most a few grids.
+  // @hint: A launch holds its slot until its grid completes, and a partition's grid completes
+  // @hint: only after the grids it launched, so count every launch of the tree: at depth d
+  // @hint: there are at most 2^d partitions, and at most max_n / (leaf_size + 1) of them
+  // @hint: (their segments are disjoint and longer than leaf_size); each launches at most a
+  // @hint: few grids. Count, do not guess high: every slot reserves device memory.
   const int depth = std::clamp(params.max_depth, 0, kDeepestDepth);
   const std::size_t leaf = static_cast<std::size_t>(std::max(params.leaf_size, 1));
   const std::size_t widest = max_n / (leaf + 1);

@@ -39,18 +39,22 @@
 //       stream waits for like any part of it) and returns without waiting.
 //       1 <= width, height <= 16384; 1 <= initial_size <= 16384; 2 <= subdivisions <= 32;
 //       1 <= max_depth <= 24 (the host's grid processes depth 0, a child grid depth 1, and so
-//       on; 24 is the nesting limit the programming guide documents: the H100 did not enforce
-//       it, so the recursion must end at max_depth on its own; regions of 16384 pixels reach
-//       1 pixel within 15 cuts, so a larger bound would change no image);
+//       on; 24 is the course's bound, the nesting depth CDP1 documents: the CDP2 guide lists
+//       a pool of pending launches, not a depth, among its limits, and the H100 ran far
+//       deeper chains, so the recursion must end at max_depth on its own; regions of 16384
+//       pixels reach 1 pixel within 15 cuts, so a larger bound would change no image);
 //       1 <= min_size; 1 <= max_dwell <= 1 << 20.
 //
 // A device-side launch that fails (a bad configuration, too many launches pending, the
 // device out of memory) does not reach the host as an error: its regions are simply never
-// written, so check cudaGetLastError() right after it, on the device. The guide documents a
-// limit on pending launches (2048 by default; on the H100 we measured 4096 pending launches
-// accepted): the tests and the benchmark raise it to kPendingLaunchLimit before the first
-// call, above one launch per subdivided region, which costs nothing; the launcher need not
-// change it.
+// written, so check cudaGetLastError() right after it, on the device. The device runtime
+// keeps a fixed pool of launch slots (cudaLimitDevRuntimePendingLaunchCount, 2048 by
+// default): a launch holds one until its grid has completed, and a parent region's grid
+// completes only after its children, so a whole tree of launches can hold slots at once; a
+// launch that finds the pool full fails. The tests and the benchmark raise the pool to
+// kPendingLaunchLimit once, before the first call (above one launch per subdivided region of
+// any case); the launcher need not change it. A larger pool is not free: the runtime reserves
+// device memory for every slot up front.
 #pragma once
 
 #include <cuda_runtime.h>

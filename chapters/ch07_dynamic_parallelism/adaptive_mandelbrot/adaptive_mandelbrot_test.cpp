@@ -18,8 +18,9 @@ namespace {
 using course::testing::GuardedOutput;
 
 // The pending-launch limit the guide documents (2048 by default) raised above the child
-// launches of any case, once before the first case, as the header promises. The H100 accepted
-// 4096 pending launches at the default, but a launcher should not depend on that.
+// launches of any case, once before the first case, as the header promises (the guide asks for
+// the device runtime's limits to be set before kernels run). A launcher must not count on a
+// pool larger than the documented one.
 class PendingLaunchLimit : public ::testing::Environment {
  public:
   void SetUp() override {

@@ -26,9 +26,11 @@
 //       params.max_depth may be far deeper than any useful recursion (the tests pass 1000):
 //       clamp it to a sane bound of your own, such as kMaxLaunchNesting - 2, and still sort
 //       whatever params say. Nothing on the device stops a deep recursion in time (on the H100
-//       a chain of fire-and-forget launches was refused only at its 2048th level, each level
-//       waiting about 12 us for its launch),
-//       and the pending launches prepare_recursive_quicksort counts must stay bounded.
+//       a chain of fire-and-forget launches was refused only at its 2048th level, when every
+//       slot of the pending-launch pool was taken, each level waiting about 11 us for its
+//       launch), and the pending launches prepare_recursive_quicksort counts must stay bounded.
+//       The sides are launched fire-and-forget: a child is only guaranteed to start once the
+//       grid that launched it has ended, so no grid may wait for its children's results.
 //       A device-side launch that fails (a bad configuration, too many launches pending,
 //       the device out of memory) returns its error only to the launching thread, through
 //       cudaGetLastError() right after it; the host is never told, and the segment that
@@ -38,19 +40,26 @@
 //       host-side set-up, called by the tests and the benchmark before any
 //       recursive_quicksort with n <= max_n and these params (several times, for different
 //       sizes and params: each call must keep what the earlier ones set up working). It may
-//       synchronise the device and raise device limits; it sorts nothing. The programming
-//       guide documents a limit of 2048 pending launches by default (on the H100 we measured
-//       4096 pending launches accepted, but code to the guide): raise it with
+//       synchronise the device and raise device limits; it sorts nothing. The device runtime
+//       keeps a fixed pool of launch slots, 2048 by default: a launch holds one until its
+//       grid has completed (a partition's grid completes only after the grids it launched),
+//       and a launch that finds the pool full fails. Raise it with
 //       cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, ...) to the most launches
-//       one sort of max_n keys can have in flight; raising it costs nothing.
+//       one sort of max_n keys can have pending at once, counted rather than guessed: the
+//       runtime reserves device memory for every slot up front (cudaDeviceSetLimit fails with
+//       cudaErrorMemoryAllocation when it cannot), and the guide asks for the limit to be set
+//       before kernels run, never while the GPU is running work (the tests and the benchmark
+//       call this with no sort in flight).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-// The nesting limit the CUDA programming guide documents for device-side launches. The H100
-// (CUDA 13) did not enforce it, so it is a design bound, not a wall: keep recursions within it.
+// The course's bound on how deeply device-side launches nest. 24 is the nesting depth CDP1
+// documents; the CDP2 guide lists a pool of pending launches, not a depth, among its limits,
+// and the H100 (CUDA 13) ran chains far deeper, so nothing enforces it: keep recursions
+// within it yourself.
 inline constexpr int kMaxLaunchNesting = 24;
 
 struct QuicksortParams {

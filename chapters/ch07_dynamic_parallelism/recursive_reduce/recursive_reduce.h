@@ -22,14 +22,15 @@
 //                from it is, so the call behaves as one operation on `stream`.
 //
 // Depth: with blocks that each sum a tile of T elements there are about log_T(n) levels (3 for
-// 2^24 ints and T = 2048), with one launch pending at a time. Each level launched from the
-// device costs about 11 us on an H100, so fewer, fuller levels are faster. The recursion
-// must stop on its own (at the level of one block): the device runtime never refuses a chain
-// of tail launches (100,000 ran on the H100), so a level that always launches another runs
-// until the grader stops the case. A device-side launch that fails (a bad configuration, too
-// many launches pending, the device out of memory) does not reach the host as an error: its
-// grid never runs and *result is never written. cudaGetLastError() right after the launch,
-// on the device, says why.
+// 2^24 ints and T = 2048), with at most two device launches pending at a time (the running
+// level and the one it has tail-launched). Each level launched from the device costs about
+// 11 us on an H100, so fewer, fuller levels are faster. The recursion must stop on its own (at
+// the level of one block): a chain of tail launches gives its pending-launch slots back as it
+// goes, and the H100 ran one of 100,000 levels without refusing a launch, so a level that
+// always launches another runs until the grader stops the case. A device-side launch that
+// fails (a bad configuration, too many launches pending, the device out of memory) does not
+// reach the host as an error: its grid never runs and *result is never written.
+// cudaGetLastError() right after the launch, on the device, says why.
 #pragma once
 
 #include <cuda_runtime.h>
