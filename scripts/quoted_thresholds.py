@@ -39,6 +39,15 @@ What the check flags (the rules of docs/measurements/README.md, "Numbers in the 
 - everywhere: a quote marker whose key is unknown or whose value differs from the manifest.
 Dated measurement logs (docs/measurements/, docs/grading_time.md) record thresholds as they
 stood when they were measured, and are not checked.
+
+Sources of what NVIDIA's documents say. In every note (the chapter READMEs, README.md and each
+page under docs/ but the dated logs), a sentence that names a guide ("the guide says", "the
+Programming Guide", "the CUDA C++ Programming Guide states", "the Best Practices Guide's
+figures", ...) or says what another NVIDIA reference states ("the Runtime API reference says",
+"the PTX ISA defines", ...) must carry its source in the same sentence: a link to the page
+(`[text](https://...)` or `<https://...>`), or a reference to the page's Sources list (a link to
+`#sources`, or the word "Sources", as in "([Sources](#sources))"). The Sources section itself,
+headings, code blocks and inline code are not checked.
 """
 
 from __future__ import annotations
@@ -405,6 +414,131 @@ def check_other_note(path: Path, text: str, exercises: list[Exercise]) -> list[P
     return problems
 
 
+# ---------------------------------------------------------------------------------------------
+# Sentences that say what the guide says carry their source
+
+# Dated logs: what they quote was true when it was written down, and they are never rewritten.
+SOURCE_CHECK_SKIPS = ("docs/measurements/", "docs/grading_time.md")
+# (Not "calls" or "notes", which follow "Runtime API" as nouns: "Runtime API calls return ...".)
+_REPORTING = (r"says|said|states?|stated|documents?|documented|promises|guarantees|specifies|"
+              r"requires|recommends|lists|warns|defines|describes|names|marks|asks|puts it|"
+              r"gives")
+# A guide by name (the Programming Guide, the Best Practices Guide, the guide, NVIDIA's guide),
+# or another NVIDIA reference followed closely by a verb of saying.
+GUIDE_CLAIM = re.compile(
+    r"\b(?:programming|best[ -]practices|tuning)\s+guide\b"
+    r"|\b(?:the|nvidia'?s?)\s+guide\b"
+    r"|\b(?:runtime|driver)\s+api(?:\s+(?:reference|documentation|docs))?(?:'s)?"
+    rf"(?:\s+\w+){{0,2}}?\s+(?:{_REPORTING})\b"
+    r"|\b(?:ptx\s+isa|nvcc(?:'s)?\s+(?:documentation|manual|docs)|cuda\s+documentation"
+    r"|nvidia'?s?\s+documentation)"
+    rf"(?:\s+\w+){{0,2}}?\s+(?:{_REPORTING})\b",
+    re.IGNORECASE)
+# What counts as the source: a web link, a link to a Sources section, or the word itself.
+SOURCE_CITED = re.compile(r"\]\((?:https?://|[^)\s]*#sources\b)|<https?://[^>\s]+>|\bSources\b")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# A sentence ends at . ! or ? and a space, except after an abbreviation, and not before "(",
+# so that "... says so. ([Sources](#sources))" stays one sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?!\()")
+_ABBREVIATIONS = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|fig|no|sec|ch)\.)$", re.IGNORECASE)
+
+
+def _sentences(joined: str) -> list[tuple[int, str]]:
+    """(offset, sentence) for each sentence of a block of prose joined into one line."""
+    out, begin = [], 0
+    for m in _SENTENCE_END.finditer(joined):
+        if _ABBREVIATIONS.search(joined[begin:m.start()]):
+            continue
+        out.append((begin, joined[begin:m.start()]))
+        begin = m.end()
+    out.append((begin, joined[begin:]))
+    return [(offset, s) for offset, s in out if s.strip()]
+
+
+def source_notes(root: Path = ROOT) -> list[Path]:
+    """Every note whose guide sentences must carry a source."""
+    paths = chapter_readmes(root) + [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    out = []
+    for path in paths:
+        rel = path.relative_to(root).as_posix()
+        if path.exists() and not any(rel == s or rel.startswith(s) for s in SOURCE_CHECK_SKIPS):
+            out.append(path)
+    return out
+
+
+def _blocks_of_prose(text: str):
+    """(line number, [lines]) for each block of prose: a paragraph, a list item or a table
+    row; without code blocks, headings, HTML comments and the Sources section."""
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    block: list[str] = []
+    start = 0
+    fenced = False
+    sources_level = 0  # inside "## Sources" (its heading level), until a heading as high
+    for number, line in enumerate(text.split("\n"), start=1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            line = ""
+        heading = _HEADING.match(line)
+        if fenced or heading or not line.strip() or _ITEM.match(line) or \
+                line.lstrip().startswith("|"):
+            if block and not sources_level:
+                yield start, block
+            block = []
+        if fenced:
+            continue
+        if heading:
+            level = len(heading.group(1))
+            if sources_level and level <= sources_level:
+                sources_level = 0
+            if re.match(r"^\s{0,3}#{1,6}\s+sources\b", line, re.IGNORECASE):
+                sources_level = level
+            continue
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("|"):
+            if not sources_level:
+                yield number, [line]
+            continue
+        if not block:
+            start = number
+        block.append(line)
+    if block and not sources_level:
+        yield start, block
+
+
+def unsourced_guide_sentences(text: str) -> list[tuple[int, str]]:
+    """(line, sentence) for each sentence that names a guide or says what an NVIDIA reference
+    says without carrying its source."""
+    found = []
+    for start, lines in _blocks_of_prose(text):
+        joined = " ".join(line.strip() for line in lines)
+        # The line each character of the joined block came from.
+        line_of = []
+        for offset, line in enumerate(lines):
+            line_of += [start + offset] * (len(line.strip()) + 1)
+        for where, sentence in _sentences(joined):
+            if GUIDE_CLAIM.search(_CODE_SPAN.sub("", sentence)) and \
+                    not SOURCE_CITED.search(sentence):
+                found.append((line_of[min(where, len(line_of) - 1)], sentence.strip()))
+    return found
+
+
+def check_sources(root: Path = ROOT) -> list[Problem]:
+    problems = []
+    for path in source_notes(root):
+        for line, sentence in unsourced_guide_sentences(path.read_text(encoding="utf-8")):
+            shown = sentence if len(sentence) <= 100 else sentence[:97] + "..."
+            problems.append(Problem(path, line, f"a sentence that says what the guide says, "
+                                                f"without its source ({shown!r}): link the "
+                                                f"section, or add ([Sources](#sources)) and list "
+                                                f"it under the page's ## Sources"))
+    return problems
+
+
 def check(root: Path = ROOT) -> list[Problem]:
     exercises = discover(root)
     problems = []
@@ -413,6 +547,7 @@ def check(root: Path = ROOT) -> list[Problem]:
                                          path.parent.name)
     for path in other_notes(root):
         problems += check_other_note(path, path.read_text(encoding="utf-8"), exercises)
+    problems += check_sources(root)
     return problems
 
 

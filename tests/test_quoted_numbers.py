@@ -215,6 +215,72 @@ def test_other_notes_pass_right_or_unattributed_thresholds(prose, exercises):
     assert lenient(prose, exercises) == []
 
 
+# --- sentences that say what the guide says carry their source ------------------------------
+
+def test_every_guide_sentence_in_the_notes_carries_a_source():
+    problems = qt.check_sources(ROOT)
+    assert not problems, "\n".join(map(str, problems))
+
+
+def test_the_source_check_covers_chapter_readmes_and_docs_but_not_the_logs():
+    notes = {p.relative_to(ROOT).as_posix() for p in qt.source_notes(ROOT)}
+    assert "chapters/ch05_constant_memory/README.md" in notes
+    assert "docs/ch05_constant_memory/README.md" in notes
+    assert "docs/notes_map.md" in notes and "README.md" in notes
+    assert not any(n.startswith("docs/measurements/") for n in notes)
+    assert "docs/grading_time.md" not in notes
+
+
+@pytest.mark.parametrize("prose", [
+    "The guide says the pool holds 2,048 launches.",
+    "The CUDA C++ Programming Guide states that the flag is ignored.",
+    "According to the Programming Guide, a launch with more threads fails.",
+    "Plot the CSV next to the Best Practices Guide's V100 figures.",
+    "The programming guide calls it undefined behaviour.",
+    "The Runtime API reference says the host function is not called.",
+    "The CUDA Runtime API documents the error.",
+    "The PTX ISA defines four scopes.",
+    "| 001 | References | links to NVIDIA's guide |",
+    "- a list item: the guide promises nothing more.",
+    "The guide says so. The next sentence has a [link](https://example.com).",
+    "A first line that goes on\nto the guide, which states it on the next line.",
+    "e.g. the guide says so, and nothing else follows.",
+])
+def test_a_guide_sentence_without_a_source_is_flagged(prose):
+    assert qt.unsourced_guide_sentences(f"# Notes\n\n{prose}\n")
+
+
+@pytest.mark.parametrize("prose", [
+    "The guide says so ([Sources](#sources)).",
+    "The guide says so. ([Sources](#sources))",
+    "The guide says so (Sources: Launch Bounds).",
+    "The Programming Guide states it ([Launch Bounds](https://docs.nvidia.com/cuda/x.html#lb)).",
+    "The guide says so, <https://docs.nvidia.com/cuda/>.",
+    "The notes say so ([section 3](../../docs/ch05_constant_memory/README.md#sources)).",
+    "Runtime API calls return a `cudaError_t`.",
+    "Read the CUDA Runtime API reference's error-handling section.",
+    "These notes guide you through each exercise.",
+    "A name in code: `the_guide_says()` and `the guide`.",
+    "```text\nthe guide says so\n```",
+    "## What the guide says\n\nNothing here.",
+    "## Sources\n\n- The CUDA Programming Guide, Launch Bounds: the guide says so.",
+    "<!-- the guide says so -->",
+])
+def test_sourced_or_unrelated_sentences_pass(prose):
+    assert qt.unsourced_guide_sentences(f"# Notes\n\n{prose}\n") == []
+
+
+def test_the_check_names_the_line_the_sentence_starts_on():
+    text = "# Notes\n\nA first sentence.\nThen\nthe guide\nsays so.\n"
+    assert qt.unsourced_guide_sentences(text) == [(4, "Then the guide says so.")]
+
+
+def test_the_sources_section_ends_at_the_next_heading_as_high():
+    text = ("# Notes\n\n## Sources\n\n- The guide, unchecked here.\n\n### Detail\n\n"
+            "The guide says, still in Sources.\n\n## After\n\nThe guide says, checked.\n")
+    assert [s for _, s in qt.unsourced_guide_sentences(text)] == ["The guide says, checked."]
+
+
 # --- scripts/write_measured.py ---------------------------------------------------------------
 
 MEASUREMENTS = [

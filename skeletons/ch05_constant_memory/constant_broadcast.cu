@@ -13,12 +13,13 @@ constexpr int kThreads = 256;
 // TODO: Declare where the two parts of the curve live on the device. The
 //       polynomial is read by every thread at the same time, coefficient by coefficient:
 //       that is what __constant__ memory is for (one read, broadcast to the whole warp;
-//       the compiler can even keep it in a uniform register). The segment table is read at a
-//       different place by nearly every lane: in __constant__ memory those reads are replayed
-//       once per distinct address. Keep it in global memory (a __device__ array) instead, and
-//       let each block copy it into shared memory, where 32 lanes reading 32 places cost a
-//       few bank conflicts at worst (reading it through the read-only path, __ldg, from the
-//       global array also avoids the replays; time both).
+//       the compiler can even keep it in a uniform register), and the constant_polynomial
+//       rule gives its points only to a kernel that reads __constant__ data. The segment
+//       table is read at a different place by nearly every lane: in __constant__ memory
+//       those reads are replayed once per distinct address. Keep it in global memory (a
+//       __device__ array) instead, and let each block copy it into shared memory, where 32
+//       lanes reading 32 places cost a few bank conflicts at worst (reading it through the
+//       read-only path, __ldg, from the global array also avoids the replays; time both).
 
 __global__ void __launch_bounds__(kThreads)
     constant_broadcast_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {

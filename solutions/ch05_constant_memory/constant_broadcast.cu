@@ -13,12 +13,13 @@ constexpr int kThreads = 256;
 // @begin-solution: Declare where the two parts of the curve live on the device. The
 // @hint: polynomial is read by every thread at the same time, coefficient by coefficient:
 // @hint: that is what __constant__ memory is for (one read, broadcast to the whole warp;
-// @hint: the compiler can even keep it in a uniform register). The segment table is read at a
-// @hint: different place by nearly every lane: in __constant__ memory those reads are replayed
-// @hint: once per distinct address. Keep it in global memory (a __device__ array) instead, and
-// @hint: let each block copy it into shared memory, where 32 lanes reading 32 places cost a
-// @hint: few bank conflicts at worst (reading it through the read-only path, __ldg, from the
-// @hint: global array also avoids the replays; time both).
+// @hint: the compiler can even keep it in a uniform register), and the constant_polynomial
+// @hint: rule gives its points only to a kernel that reads __constant__ data. The segment
+// @hint: table is read at a different place by nearly every lane: in __constant__ memory
+// @hint: those reads are replayed once per distinct address. Keep it in global memory (a
+// @hint: __device__ array) instead, and let each block copy it into shared memory, where 32
+// @hint: lanes reading 32 places cost a few bank conflicts at worst (reading it through the
+// @hint: read-only path, __ldg, from the global array also avoids the replays; time both).
 __constant__ float c_polynomial[kConstantBroadcastTerms];
 __device__ float4 d_segments[kConstantBroadcastSegments];
 static_assert(sizeof(d_segments) == sizeof(ConstantBroadcastCurve::segments),

@@ -11,8 +11,9 @@
 // own stream shares one with a pool stream, and each stream's first task starts a few us
 // after the one before it, so expect somewhat less, 6 to 7.5. The same tasks all on the given
 // stream score about 1, a pool of 2 used properly about 2.
-// Thresholds: full at 5 (most of the 8, allowing for queue sharing), zero at 1.5 (above what
-// one stream can do with any noise, below what two streams side by side reach).
+// Thresholds (concurrent_kernels.toml): full marks at the bottom of that 6 to 7.5 (most of the
+// 8, allowing for queue sharing), none at 1.5 (above what one stream can do with any noise,
+// below what two streams side by side reach).
 //
 // The outputs are poisoned and compared before and after every call (TimedIo), and the calls
 // alternate between the inputs and the inputs with one element of every task changed, so a

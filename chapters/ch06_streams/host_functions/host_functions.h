@@ -28,7 +28,13 @@
 //   function has run, which is after equalise returns. `scratch` itself (the struct) may be
 //   gone or changed by then, and equalise may be called again before the first call's work
 //   has run, so neither a pointer to `scratch` nor a static variable will do; a context made
-//   with `new` that the host function deletes will.
+//   with `new` that the host function deletes will. It has one gap: after an error in the CUDA
+//   context (a sticky one, such as a kernel's illegal address), a host function enqueued with
+//   cudaLaunchHostFunc is never called (unlike a cudaStreamAddCallback callback, which runs
+//   once in any case and is handed the error), so its context is never deleted: it leaks. Such
+//   an error leaves the process unable to use CUDA until it is relaunched, which is why this
+//   exercise accepts the leak; code that must free everything on every path keeps the context
+//   where its owner can free it, or uses cudaStreamAddCallback.
 //
 //   The buffers a scratch names may serve calls one after another on one stream (each call's
 //   work is stream-ordered after the previous call's); calls that may run at the same time

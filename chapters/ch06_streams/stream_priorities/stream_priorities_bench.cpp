@@ -18,9 +18,10 @@
 // priority it takes the first SM room that frees, at most one background block's time (tens
 // of us) after it arrives, plus its own few us: a ratio in the tens to a hundred or more.
 // Equal priorities (the default, or both streams at the same end of the range) give about 1.
-// Thresholds: full at 5, zero at 1.5. The two cases are so far apart that the exact values
-// matter little; a low full mark leaves room for a GPU whose scheduler lets a kernel of equal
-// priority in earlier, which shortens the default latency and so the ratio.
+// Thresholds (stream_priorities.toml): full marks at the low end of the tens to hundreds
+// expected, none just above the 1 of equal priorities. The two cases are so far apart that the
+// exact values matter little; a low full mark leaves room for a GPU whose scheduler lets a
+// kernel of equal priority in earlier, which shortens the default latency and so the ratio.
 #include "stream_priorities.h"
 
 #include <algorithm>
