@@ -1,6 +1,6 @@
 """Command line: python3 -m grader {init,grade,list,skeletons,render,batch,calibrate,
-export-template,export-gradescope,gradescope-run,classroom-points}; slurm-task, slurm-cleanup
-and slurm-merge are run by Slurm for `batch --slurm`."""
+export-template,export-gradescope,gradescope-run,prairielearn-run,classroom-points};
+slurm-task, slurm-cleanup and slurm-merge are run by Slurm for `batch --slurm`."""
 
 from __future__ import annotations
 
@@ -647,14 +647,40 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
                     help="the student's upload (default: %(default)s)")
     gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"),
                     help="the results.json to write (default: %(default)s)")
-    _add_no_sandbox_flag(gr)
+    _add_runner_sandbox_flag(gr)
+
+    pl = sub.add_parser("prairielearn-run", help="grade a PrairieLearn submission and write "
+                        "its results.json (a question's external grader entrypoint calls this)",
+                        description="Lays out the files PrairieLearn put in /grade/student as "
+                        "the grader expects, grades them on this machine's GPU and writes "
+                        "PrairieLearn's results.json. A grade that cannot run (no exercise "
+                        "file, no GPU, no sandbox, the grader failing) still writes one, not "
+                        "gradable, saying why, and the command exits 0: PrairieLearn reads the "
+                        "file, and without one shows only that grading failed. Exit 2 only when "
+                        "the results file itself cannot be written, or an argument is wrong.")
+    pl.add_argument("--student", type=Path, default=Path("/grade/student"),
+                    help="the student's files (default: %(default)s)")
+    pl.add_argument("--results", type=Path, default=Path("/grade/results/results.json"),
+                    help="the results.json to write (default: %(default)s)")
+    pl.add_argument("-e", "--exercise", action="append", default=[], metavar="NAME",
+                    help="grade only this exercise or chapter (repeatable); PrairieLearn gives "
+                    "a grading job 600 s at most, so one exercise per question")
+    _add_runner_sandbox_flag(pl)
 
     c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
-                       "the GitHub Classroom grading reporter reads them (step output line)")
+                       "the GitHub Classroom grading reporter reads them (step output lines "
+                       "earned= and missed=)")
     c.add_argument("report", type=Path, help="the JSON report of the grade")
     c.add_argument("--chapter", required=True, help="chapter folder, e.g. ch01_programming_model")
     c.add_argument("--max-score", type=float, required=True,
                    help="the chapter's points, more than 0 (the generated workflow has them)")
+
+
+def _add_runner_sandbox_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="grade even where this machine cannot give the course's sandbox, the "
+                   "students' programs then running with the grader's own rights (default: "
+                   "such a machine grades nothing, and the results say why)")
 
 
 def _check_export_paths(args, submission: Path | None) -> None:
@@ -676,7 +702,7 @@ def _write_exports(report: model.Report, args) -> None:
     for flag, view in views.items():
         path = getattr(args, flag[2:])
         if path is not None:
-            _write(path, json.dumps(view(report), indent=2) + "\n", flag)
+            _write(path, exports.results_text(view(report)), flag)
     _write_html(report, args)
 
 
@@ -735,6 +761,8 @@ def cmd_export_gradescope(args) -> int:
 
 
 def cmd_gradescope_run(args) -> int:
+    # Exit 0 once results.json is written, whatever it says (Gradescope reads the file); exit
+    # 2 only when it cannot be.
     work = ROOT / "build" / "gradescope"
     _output_file(args.results, "--results", "json", args.upload.resolve())
     try:
@@ -745,6 +773,26 @@ def cmd_gradescope_run(args) -> int:
         raise GraderError(f"gradescope-run: cannot write {error.filename or args.results} "
                           f"({error.strerror})") from None
     _say(f"wrote {args.results}: score {data['score']:g}")
+    return EXIT_OK
+
+
+def cmd_prairielearn_run(args) -> int:
+    # As gradescope-run: exit 0 once results.json is written. A wrong -e is the question's
+    # configuration, not the student's doing: refused (exit 2) rather than shown to students.
+    manifest.select(manifest.discover(ROOT), args.exercise)
+    work = ROOT / "build" / "prairielearn"
+    _output_file(args.results, "--results", "json", args.student.resolve())
+    try:
+        data = exports.prairielearn_run(ROOT, args.student, args.results, work,
+                                        exports.grade_with_cli(ROOT, work,
+                                                               sandbox=not args.no_sandbox,
+                                                               names=args.exercise),
+                                        args.exercise)
+    except OSError as error:
+        raise GraderError(f"prairielearn-run: cannot write {error.filename or args.results} "
+                          f"({error.strerror})") from None
+    _say(f"wrote {args.results}: " + (f"score {data['score']:g}" if data.get("gradable", True)
+                                      else f"not gradable: {data['format_errors'][0]}"))
     return EXIT_OK
 
 
@@ -766,13 +814,14 @@ def cmd_classroom_points(args) -> int:
             raise GraderError(f"--chapter {args.chapter} is not a chapter of this course; its "
                               f"chapters are {', '.join(chapters)}")
     print(exports.classroom_output(
-        exports.classroom_result(report, args.chapter, args.max_score, problem)))
+        exports.classroom_results(report, args.chapter, args.max_score, problem)))
     return EXIT_OK
 
 
 EXPORT_HANDLERS = {"export-template": cmd_export_template,
                    "export-gradescope": cmd_export_gradescope,
                    "gradescope-run": cmd_gradescope_run,
+                   "prairielearn-run": cmd_prairielearn_run,
                    "classroom-points": cmd_classroom_points}
 
 def _add_instructor_flags(p: argparse.ArgumentParser) -> None:
