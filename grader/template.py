@@ -40,14 +40,16 @@ INCLUDED = ("chapters", "skeletons", "support", "grader", "docs", "tests", "cali
 # which the course builds from their compiled form), the instructors' documents (the platforms
 # and batch grading, the measurement logs, the time of a full grade, the map of the notes the
 # course was built from) and the tests that read them or run the instructors' scripts
-# (test_slurm.py checks its time limits against docs/grading_time.md); the student README's
+# (test_slurm.py checks its time limits against docs/grading_time.md, test_check_profile.py
+# gpu_check's scripts/check_profile.py); the student README's
 # source (it becomes README.md); caches. An entry with a slash matches that path and
 # everything under it; one without matches any folder or file name on the way (any case).
 EXCLUDED = ("solutions", "tests/fixtures/submissions", "*_hidden_test.*", "instructor",
             "instructor_*", "hidden", "docs/instructors.md", "docs/measurements",
             "docs/grading_time.md", "docs/notes_map.md", "tests/test_scripts.py",
             "tests/test_quoted_numbers.py", "tests/test_instructor_programs.py",
-            "tests/test_slurm.py", "grader/templates/student_README.md", "__pycache__", "*.pyc",
+            "tests/test_slurm.py", "tests/test_check_profile.py",
+            "grader/templates/student_README.md", "__pycache__", "*.pyc",
             ".pytest_cache")
 # The template's README.md: what a student does, from clone to grade.
 STUDENT_README = Path(__file__).resolve().parent / "templates" / "student_README.md"
