@@ -265,15 +265,9 @@ def generated_source(unit_: Unit, archs: list[int] | None = None) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def sass(unit_: Unit, source: Path, archs: list[int], workdir: Path
-         ) -> dict[tuple[int, str], list[str]]:
-    """(arch, function) -> its SASS instructions (addresses, encodings and comments left out),
-    then (arch, function + " resources") -> its resource usage, for source compiled as the
-    course compiles device code."""
-    obj = workdir / f"{unit_.name}_{source.parent.name}.o"
-    gencode = [f"-gencode=arch=compute_{a},code=[sm_{a},compute_{a}]" for a in archs]
-    _run([nvcc(), *unit_.flags, "-O3", "-lineinfo", *gencode, "-c", str(source), "-o",
-          str(obj)])
+def sass_instructions(obj: Path) -> dict[tuple[int, str], list[str]]:
+    """(arch, function) -> the SASS instructions of an object file, without addresses,
+    encodings and comments."""
     cuobjdump = tools.find("cuobjdump", required_for="to compare the machine code")
     kernels: dict[tuple[int, str], list[str]] = {}
     arch, current = 0, None
@@ -287,6 +281,20 @@ def sass(unit_: Unit, source: Path, archs: list[int], workdir: Path
             current = kernels.setdefault((arch, function.group(1)), [])
         elif instruction and current is not None:
             current.append(instruction.group(1))
+    return kernels
+
+
+def sass(unit_: Unit, source: Path, archs: list[int], workdir: Path
+         ) -> dict[tuple[int, str], list[str]]:
+    """(arch, function) -> its SASS instructions (addresses, encodings and comments left out),
+    then (arch, function + " resources") -> its resource usage, for source compiled as the
+    course compiles device code."""
+    obj = workdir / f"{unit_.name}_{source.parent.name}.o"
+    gencode = [f"-gencode=arch=compute_{a},code=[sm_{a},compute_{a}]" for a in archs]
+    _run([nvcc(), *unit_.flags, "-O3", "-lineinfo", *gencode, "-c", str(source), "-o",
+          str(obj)])
+    cuobjdump = tools.find("cuobjdump", required_for="to compare the machine code")
+    kernels = sass_instructions(obj)
     arch, function_name = 0, None
     for line in _run([cuobjdump, "-res-usage", str(obj)]).splitlines():
         header = re.search(r"arch = sm_(\d+)", line)

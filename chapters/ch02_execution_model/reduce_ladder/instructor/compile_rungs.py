@@ -37,9 +37,9 @@ GENERATED = LADDER / "reduce_ladder_rungs.cu"
 
 sys.path.insert(0, str(COURSE))
 sys.path.insert(0, str(COURSE / "scripts"))
-from grader import tools  # noqa: E402
 # The general tool's toolkit helpers (it compiles the other course kernels the same way).
-from compile_course_kernels import CompileError, _run, architectures, nvcc  # noqa: E402,F401
+from compile_course_kernels import (CompileError, _run, architectures, nvcc,  # noqa: E402,F401
+                                     sass_instructions)
 
 # The rungs: the template arguments of course_rung_kernel<kLoads, kTree> as nvcc mangles them,
 # the rung's name and kLoads (how many data blocks a thread block sums).
@@ -198,20 +198,7 @@ def sass(source: Path, archs: list[int], workdir: Path) -> dict[tuple[int, str],
     obj = workdir / f"{source.parent.name}_{source.stem}.o"
     gencode = [f"-gencode=arch=compute_{a},code=[sm_{a},compute_{a}]" for a in archs]
     _run([nvcc(), *FLAGS, "-O3", "-lineinfo", *gencode, "-c", str(source), "-o", str(obj)])
-    cuobjdump = tools.find("cuobjdump", required_for="to compare the machine code")
-    kernels: dict[tuple[int, str], list[str]] = {}
-    arch, current = 0, None
-    for line in _run([cuobjdump, "-sass", str(obj)]).splitlines():
-        header = re.match(r"\s*arch = sm_(\d+)", line)
-        function = re.match(r"\s*Function : (\S+)", line)
-        instruction = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s*(.*?)\s*;", line)
-        if header:
-            arch = int(header.group(1))
-        elif function:
-            current = kernels.setdefault((arch, function.group(1)), [])
-        elif instruction and current is not None:
-            current.append(instruction.group(1))
-    return kernels
+    return sass_instructions(obj)
 
 
 def same_machine_code(archs: list[int] | None = None) -> list[str]:
