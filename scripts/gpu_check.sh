@@ -18,7 +18,7 @@
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
 #               the reports', nobody graded twice
 #   profile     grade --profile of solutions/ (PROFILE_EXERCISES, default all) and of three
-#               fixtures slow for a taught reason (PROFILE_FIXTURES): every profile stage
+#               fixtures slow for a taught reason (PROFILE_FIXTURES; "" for none): every profile stage
 #               passes with full marks kept, and each fixture's explaining counter
 #               (scripts/check_profile.py) comes out worse than the reference's
 #   calibrate   grader calibrate from the solutions' reports of this run into
@@ -179,7 +179,7 @@ else
 fi
 
 if [ "${PROFILE:-0}" = 1 ]; then
-  for name in ${PROFILE_FIXTURES:-ch04_transpose_unpadded ch04_transpose_without_shared ch01_poor_launch}; do
+  for name in ${PROFILE_FIXTURES-ch04_transpose_unpadded ch04_transpose_without_shared ch01_poor_launch}; do
     echo "== profile of fixture $name"
     dir=$($PY -c "import sys; sys.path.insert(0, 'tests'); import fixture_files; print(fixture_files.submission(fixture_files.FIXTURES / '$name'))")
     exercise=$($PY -c "import sys; sys.path.insert(0, 'scripts'); import check_profile; print(check_profile.EXPLAINED_BY['$name'][0])")
