@@ -118,6 +118,11 @@ class Metric:
     points: float
     max_points: float
     message: str = ""
+    # The ratio's 95% interval [low, high], from the two medians' intervals (the benchmark's
+    # ci_low_ms, ci_high_ms), and how many timed repeats each median took [measure, baseline];
+    # None where the benchmark reported none.
+    ratio_interval: list[float] | None = None
+    repeats: list[int] | None = None
 
 
 class _Unset:

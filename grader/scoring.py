@@ -101,8 +101,12 @@ def score_benchmark(ex: Exercise, bench: StageResult) -> None:
             continue  # the benchmark stage said why there is no ratio
         metric.points = round(performance_points(metric.ratio, perf.zero_at, perf.full_at,
                                                  perf.points), 3)
+        # Said when it reaches across full marks: the ratio is then within the timing's noise.
+        interval = metric.ratio_interval
+        across = (f" (95% interval {interval[0]:.2f}-{interval[1]:.2f}x)"
+                  if interval and interval[0] < perf.full_at <= interval[1] else "")
         if metric.points < perf.points:
-            metric.message = (f"{metric.ratio:.2f}x {perf.baseline}; full marks at "
+            metric.message = (f"{metric.ratio:.2f}x {perf.baseline}{across}; full marks at "
                               f"{perf.full_at:.2f}x, none at {perf.zero_at:.2f}x")
             if perf.hint:
                 metric.message += f". Try: {perf.hint}"

@@ -154,6 +154,50 @@ def test_verdict_partial_performance():
     assert r.score == pytest.approx(80.0)
 
 
+def timed(name, rate, median_ms, low_ms, high_ms, repeats):
+    """A benchmark entry with the median's 95% interval, as support/src/bench.cu writes it."""
+    return {"name": name, "valid": True, "rate": rate, "unit": "GB/s", "median_ms": median_ms,
+            "ci_low_ms": low_ms, "ci_high_ms": high_ms, "repeats": repeats}
+
+
+def test_a_ratio_carries_its_interval_and_repeats():
+    measurements = {"vector_add": timed("vector_add", 900.0, 1.0, 0.99, 1.02, 6),
+                    "copy": timed("copy", 1000.0, 2.0, 1.98, 2.01, 11)}
+    m = benchmark.metric(EX.performance[0], measurements, "")
+    assert m.ratio == pytest.approx(0.9) and m.repeats == [6, 11]
+    # The slow end of the measure over the fast end of the baseline, and the other way round.
+    low, high = m.ratio_interval
+    assert low == pytest.approx(0.9 * (1.0 / 1.02) * (1.98 / 2.0), abs=1e-4)
+    assert high == pytest.approx(0.9 * (1.0 / 0.99) * (2.01 / 2.0), abs=1e-4)
+    assert low < m.ratio < high
+
+
+@pytest.mark.parametrize("missing", ["ci_low_ms", "ci_high_ms", "median_ms"])
+def test_no_interval_without_both_medians_intervals(missing):
+    measure = timed("vector_add", 900.0, 1.0, 0.99, 1.02, 6)
+    measure[missing] = 0.0  # what the bench writes for a median it could not bound
+    measurements = {"vector_add": measure, "copy": timed("copy", 1000.0, 2.0, 1.98, 2.01, 11)}
+    m = benchmark.metric(EX.performance[0], measurements, "")
+    assert m.ratio == pytest.approx(0.9) and m.ratio_interval is None
+
+
+def test_the_message_names_an_interval_that_reaches_across_full_marks():
+    def message(fastest_ms):
+        """The message of 0.79x copy whose fastest repeats (the interval's low end) took
+        fastest_ms against a median of 1 ms."""
+        measurements = {"vector_add": timed("vector_add", 790.0, 1.0, fastest_ms, 1.0, 8),
+                        "copy": timed("copy", 1000.0, 2.0, 2.0, 2.0, 8)}
+        stage = StageResult("benchmark", StageStatus.PASSED)
+        stage.metrics = [benchmark.metric(p, measurements, "") for p in EX.performance]
+        scoring.grade(EX, [built(), ran_tests(), sanitized(), stage])
+        return stage.metrics[0].message
+
+    # An interval up to 0.83x reaches full marks (0.80x): the ratio is within the noise, said.
+    assert message(0.95).startswith("0.79x copy (95% interval 0.79-0.83x); full marks at 0.80x")
+    # One that stays below full marks is not said.
+    assert message(0.999).startswith("0.79x copy; full marks at 0.80x")
+
+
 def test_verdict_benchmark_problem_gives_no_performance_points():
     bench = benchmarked(status=StageStatus.CRASHED,
                         problem="the benchmark killed by SIGSEGV without finishing its report")

@@ -146,7 +146,30 @@ def metric(perf: Performance, measurements: dict, problem: str) -> Metric:
         out.baseline_value = _rate(b)
         out.unit = str(m.get("unit", ""))
         out.ratio = out.value / out.baseline_value
+        out.ratio_interval = ratio_interval(out.ratio, m, b)
+        repeats = [m.get("repeats"), b.get("repeats")]
+        if all(isinstance(n, int) and not isinstance(n, bool) for n in repeats):
+            out.repeats = repeats
     return out
+
+
+def ratio_interval(ratio: float, measure: dict, baseline: dict) -> list[float] | None:
+    """[low, high] of the ratio, both medians at the ends of their 95% intervals that make it
+    worst and best: a rate is work over time, so the measure's slowest end (ci_high_ms) over the
+    baseline's fastest (ci_low_ms) is the low end. None where an interval is missing."""
+    def ends(entry: dict) -> tuple[float, float, float] | None:
+        values = [entry.get(k) for k in ("ci_low_ms", "median_ms", "ci_high_ms")]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and math.isfinite(v) and v > 0 for v in values):
+            return None
+        return values[0], values[1], values[2]
+
+    m, b = ends(measure), ends(baseline)
+    if m is None or b is None:
+        return None
+    low = ratio * (m[1] / m[2]) * (b[0] / b[1])
+    high = ratio * (m[1] / m[0]) * (b[2] / b[1])
+    return [round(low, 4), round(high, 4)]
 
 
 def _rate(entry: dict) -> float | None:

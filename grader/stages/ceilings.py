@@ -25,7 +25,8 @@ from grader.stages.measured import Alone
 TIMEOUT_S = 180.0
 COPY_PREFIX = "copy:"
 # What a ceilings program's measurement hands to the benchmark's record of the same key.
-_TAKEN = ("median_ms", "min_ms", "max_ms", "repeats", "rate", "host_ms")
+_TAKEN = ("median_ms", "min_ms", "max_ms", "repeats", "ci_low_ms", "ci_high_ms", "stopped",
+          "rate", "host_ms")
 
 
 class Ceilings:

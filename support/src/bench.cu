@@ -112,8 +112,8 @@ __global__ void profile_range_marker() {}
 
 [[noreturn]] void usage(const char* program, const char* problem) {
   std::fprintf(stderr,
-               "%s: %s\nusage: %s [--json PATH] [--repeats N] [--budget SECONDS] "
-               "[--ceilings-elsewhere | --only KEY[,KEY...]] [--profile]\n",
+               "%s: %s\nusage: %s [--json PATH] [--repeats N] [--precision FRACTION] "
+               "[--budget SECONDS] [--ceilings-elsewhere | --only KEY[,KEY...]] [--profile]\n",
                program, problem, program);
   std::exit(2);
 }
@@ -131,10 +131,30 @@ double percentile(std::vector<double> values, double p) {
 
 double median(std::vector<double> values) { return percentile(std::move(values), 0.5); }
 
-double relative_spread(std::vector<double> values) {
-  const double mid = percentile(values, 0.5);
-  if (mid <= 0.0) return 0.0;
-  return (percentile(values, 0.75) - percentile(values, 0.25)) / mid;
+MedianInterval median_interval(std::vector<double> values, double confidence) {
+  const int n = static_cast<int>(values.size());
+  // P(B <= r - 1) for B ~ Binomial(n, 1/2), summed in log space so that a large n does not
+  // underflow 2^-n; the largest r whose two tails stay within 1 - confidence.
+  const double tail_allowed = (1.0 - confidence) / 2.0;
+  double below = 0.0;  // P(B <= r - 1)
+  int rank = 0;
+  for (int r = 1; 2 * r <= n; ++r) {
+    const double log_pmf = std::lgamma(n + 1.0) - std::lgamma(r) - std::lgamma(n - r + 2.0) -
+                           n * std::log(2.0);
+    below += std::exp(log_pmf);  // P(B = r - 1)
+    if (below > tail_allowed) break;
+    rank = r;
+  }
+  if (rank == 0) return {};
+  std::sort(values.begin(), values.end());
+  return {values[rank - 1], values[n - rank], true};
+}
+
+double median_precision(const std::vector<double>& values) {
+  const MedianInterval interval = median_interval(values);
+  const double mid = median(values);
+  if (!interval.known || mid <= 0.0) return std::numeric_limits<double>::infinity();
+  return std::max(mid - interval.low, interval.high - mid) / mid;
 }
 
 const char* unit_name(Unit unit) {
@@ -165,6 +185,10 @@ Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::mov
       const int n = std::atoi(value().c_str());
       if (n < 1) usage(argv[0], "--repeats takes a positive whole number");
       options_.min_repeats = options_.max_repeats = n;
+    } else if (arg == "--precision") {
+      options_.target_precision = std::atof(value().c_str());
+      if (!(options_.target_precision > 0 && options_.target_precision < 1))
+        usage(argv[0], "--precision takes a fraction between 0 and 1 (0.01: within 1%)");
     } else if (arg == "--budget") {
       options_.budget_s = std::atof(value().c_str());
       if (options_.budget_s <= 0) usage(argv[0], "--budget takes a positive number of seconds");
@@ -438,6 +462,7 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     profile_once(m, run, io);
     return m;
   }
+  const auto began = std::chrono::steady_clock::now();
   try {
     reset_cache_state();
     std::optional<CallChecker> checker;
@@ -453,6 +478,11 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     m.min_ms = *std::min_element(m.samples_ms.begin(), m.samples_ms.end());
     m.max_ms = *std::max_element(m.samples_ms.begin(), m.samples_ms.end());
     m.rate = rate_of(work_per_run, m.median_ms, unit);
+    const MedianInterval interval = median_interval(m.samples_ms);
+    if (interval.known) {
+      m.ci_low_ms = interval.low;
+      m.ci_high_ms = interval.high;
+    }
 
     // Calls after the loop get even numbers: input version 0, the original inputs.
     const int timed = static_cast<int>(m.samples_ms.size());
@@ -479,6 +509,7 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     m.valid = false;
     m.problem = error.what();
   }
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return m;
 }
 
@@ -540,11 +571,19 @@ void Benchmark::timed_loop(Measurement& m, double budget,
     if (checker != nullptr) checker->check(call);
     m.samples_ms.push_back(timer.elapsed_ms());
     const int count = static_cast<int>(m.samples_ms.size());
-    if (count < options_.min_repeats) continue;
+    if (count < options_.min_repeats || options_.min_repeats == options_.max_repeats) continue;
     const double spent =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    if (spent > budget || relative_spread(m.samples_ms) < options_.target_spread) break;
+    if (median_precision(m.samples_ms) <= options_.target_precision) {
+      m.stopped = "precision";
+      return;
+    }
+    if (spent > budget) {
+      m.stopped = "budget";
+      return;
+    }
   }
+  m.stopped = options_.min_repeats == options_.max_repeats ? "fixed" : "repeats";
 }
 
 Problem Benchmark::off_stream_problem(const std::function<void(cudaStream_t)>& run,
@@ -766,6 +805,10 @@ int Benchmark::finish() {
           .field("min_ms", m.min_ms)
           .field("max_ms", m.max_ms)
           .field("repeats", m.samples_ms.size())
+          .field("ci_low_ms", m.ci_low_ms)
+          .field("ci_high_ms", m.ci_high_ms)
+          .field("stopped", m.stopped)
+          .field("wall_s", m.wall_s)
           .field("rate", m.rate)
           .field("valid", m.valid)
           .field("problem", m.problem)

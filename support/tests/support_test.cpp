@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 #include <limits>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -317,11 +318,48 @@ TEST(Sizes, ExtrasAreMergedSortedWithoutRepeats) {
   EXPECT_EQ(large, (std::vector<std::size_t>{1000003, (1u << 25) + 3}));
 }
 
-TEST(BenchStatistics, MedianAndSpread) {
+TEST(BenchStatistics, Median) {
   EXPECT_DOUBLE_EQ(course::median({3, 1, 2}), 2.0);
   EXPECT_DOUBLE_EQ(course::median({4, 1, 2, 3}), 2.5);
-  EXPECT_DOUBLE_EQ(course::relative_spread({1, 1, 1, 1}), 0.0);
-  EXPECT_GT(course::relative_spread({1, 2, 3, 4, 5}), 0.5);
+}
+
+// The values 1..n, shuffled: the interval's ends are then the ranks themselves.
+std::vector<double> shuffled_ranks(int n) {
+  std::vector<double> values(n);
+  for (int i = 0; i < n; ++i) values[i] = i + 1;
+  std::mt19937 rng(12345);
+  std::shuffle(values.begin(), values.end(), rng);
+  return values;
+}
+
+TEST(BenchStatistics, MedianIntervalTakesTheBinomialRanks) {
+  // Five values cannot make a 95% interval (both extremes outside the median: 2/32 > 5%).
+  EXPECT_FALSE(course::median_interval(shuffled_ranks(5)).known);
+  // Six: the extremes (2/64 = 3.1% outside).
+  const auto six = course::median_interval(shuffled_ranks(6));
+  EXPECT_TRUE(six.known);
+  EXPECT_DOUBLE_EQ(six.low, 1.0);
+  EXPECT_DOUBLE_EQ(six.high, 6.0);
+  // Ten: the 2nd and 9th (22/1024 = 2.1% outside; the 3rd and 8th would leave 10.9%).
+  const auto ten = course::median_interval(shuffled_ranks(10));
+  EXPECT_DOUBLE_EQ(ten.low, 2.0);
+  EXPECT_DOUBLE_EQ(ten.high, 9.0);
+  // A hundred: the 40th and 61st, as the tables of the sign test give.
+  const auto hundred = course::median_interval(shuffled_ranks(100));
+  EXPECT_DOUBLE_EQ(hundred.low, 40.0);
+  EXPECT_DOUBLE_EQ(hundred.high, 61.0);
+  // Two thousand values: 2^-2000 underflows a double, the log-space sum does not.
+  const auto many = course::median_interval(shuffled_ranks(2000));
+  EXPECT_TRUE(many.known);
+  EXPECT_LT(many.low, 1000.5);
+  EXPECT_GT(many.high, 1000.5);
+  EXPECT_GT(many.low, 900.0);
+}
+
+TEST(BenchStatistics, MedianPrecisionIsTheIntervalsReachFromTheMedian) {
+  EXPECT_DOUBLE_EQ(course::median_precision({100, 100, 100, 100, 100, 101}), 0.01);
+  EXPECT_DOUBLE_EQ(course::median_precision({100, 98, 100, 100, 100, 100}), 0.02);
+  EXPECT_TRUE(std::isinf(course::median_precision({1, 1, 1, 1, 1})));
 }
 
 TEST(BenchStatistics, RateUnits) {

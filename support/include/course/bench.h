@@ -2,7 +2,8 @@
 //
 // Each measurement is warmed up, then repeated with the L2 cache flushed before every repeat
 // (a memset over a buffer twice the L2's size) and persisting-L2 state reset before each
-// measurement, until the spread is small or the time budget is spent; the median is reported.
+// measurement, until the median's 95% confidence interval is within 1% of it (or the most
+// repeats allowed, or the time budget, is reached); the median and its interval are reported.
 // Given the buffers the work writes (TimedIo), every call is checked, not only the last: see
 // Benchmark::time.
 // The grader scores ratios of rates measured in the same run, never absolute times. A ceiling
@@ -41,6 +42,13 @@ struct Measurement {
   double min_ms = 0.0;
   double max_ms = 0.0;
   double rate = 0.0;          // work_per_run / median time, in `unit`
+  // The 95% confidence interval of the median time (median_interval), and why the repeats
+  // stopped: "precision" (the interval is within the target), "repeats" (the most allowed),
+  // "budget" (time ran out), "fixed" (--repeats N). Empty for what was not timed here.
+  double ci_low_ms = 0.0;
+  double ci_high_ms = 0.0;
+  std::string stopped;
+  double wall_s = 0.0;        // the whole measurement: warm-ups, repeats, checks
   bool valid = true;
   std::string problem;        // why it is not valid
   // The fastest of a few calls timed by the host clock, from a synchronised device to a
@@ -144,10 +152,13 @@ std::function<void(cudaStream_t, int)> alternate_element(T* device_array, std::s
 
 struct BenchOptions {
   std::string json_path;      // --json PATH
-  int min_repeats = 10;       // --repeats N sets both bounds
+  // Repeats stop once the median's 95% interval lies within target_precision of it (at
+  // least min_repeats: 6 is the fewest whose extremes make a 95% interval), or at
+  // max_repeats, or once the budget is spent. --repeats N fixes the count at N.
+  int min_repeats = 6;
   int max_repeats = 100;
+  double target_precision = 0.01;  // --precision FRACTION
   double budget_s = 2.0;      // per measurement, --budget SECONDS
-  double target_spread = 0.03;  // stop once (p75 - p25) / median is under this
   // --ceilings-elsewhere (the grader's benchmarks): shared() records keys, times nothing.
   bool ceilings_elsewhere = false;
   // --only KEY,KEY (a ceilings program): shared() times these keys and skips the others.
@@ -159,8 +170,8 @@ struct BenchOptions {
 
 class Benchmark {
  public:
-  // Parses --json, --repeats, --budget, --ceilings-elsewhere, --only, --profile; exits 77 when
-  // there is no GPU, 2 on bad arguments.
+  // Parses --json, --repeats, --precision, --budget, --ceilings-elsewhere, --only, --profile;
+  // exits 77 when there is no GPU, 2 on bad arguments.
   Benchmark(int argc, char** argv, std::string title);
   Benchmark(const Benchmark&) = delete;
   Benchmark& operator=(const Benchmark&) = delete;
@@ -250,7 +261,8 @@ class Benchmark {
                     const TimedIo* io);
   // Calls that load the code and warm the caches; their outputs become the golden copies.
   void warm_up(const std::function<void(cudaStream_t)>& run, CallChecker* checker);
-  // The timed loop: repeats until the spread is small or the budget is spent.
+  // The timed loop: repeats until the median is known to the target precision, the most
+  // repeats allowed are taken or the budget is spent; sets m.stopped.
   void timed_loop(Measurement& m, double budget, const std::function<void(cudaStream_t)>& run,
                   CallChecker* checker);
   // Call `call` with the stream held shut: did the output change anyway, did the call block?
@@ -286,8 +298,21 @@ class Benchmark {
 
 // Median of a sample; the mean of the two middle values for an even count.
 double median(std::vector<double> values);
-// (p75 - p25) / median: the relative spread used to stop repeating.
-double relative_spread(std::vector<double> values);
+
+// A distribution-free confidence interval of a sample's median: the r-th smallest and r-th
+// largest values, r the largest rank whose interval covers the median with at least
+// `confidence` (two binomial tails of probability 1/2 each at most (1 - confidence) / 2).
+// Makes no assumption about the distribution, which for GPU timings is skewed. `known` is
+// false when the sample is too small for any rank (fewer than 6 values at 95%).
+struct MedianInterval {
+  double low = 0.0;
+  double high = 0.0;
+  bool known = false;
+};
+MedianInterval median_interval(std::vector<double> values, double confidence = 0.95);
+// How far the interval reaches from the median, as a fraction of it: max(median - low,
+// high - median) / median; infinity when the interval is not known.
+double median_precision(const std::vector<double>& values);
 const char* unit_name(Unit unit);
 double rate_of(double work_per_run, double ms, Unit unit);
 
