@@ -345,6 +345,9 @@ class Grader:
         report.sandbox = self.options.sandbox.record()
         phase("configure")
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
+        # Fewer exercises than workers (a student's re-grade of one): the spare workers run an
+        # exercise's sanitizer tools at once instead of idling.
+        self.options.sanitizer_tools_at_once = max(1, workers // max(1, len(self.exercises)))
         checked = self._build_and_check_all(workers, lambda: phase("build"))
         phase("checks")
         # The timed stages (the benchmarks), one after another, then the shared ceilings they

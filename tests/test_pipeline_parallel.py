@@ -6,6 +6,7 @@ at a time, and Ctrl-C ends the programs of every thread."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import os
@@ -320,3 +321,24 @@ def test_the_course_leak_checks_say_what_the_pipeline_looks_for():
         own = re.findall(r'"[^"\n]*(?:leaked|less free)[^"\n]*"', test.read_text(),
                          re.IGNORECASE)
         assert own == [], f"{test.name} words a leak check of its own: {own}"
+
+
+def test_one_exercise_runs_its_sanitizer_tools_at_once(course):
+    """A re-grade of one exercise leaves workers idle: its sanitizer tools run side by side.
+    The whole course (more exercises than workers) runs them one after another."""
+    def slow_everywhere(name):
+        return [{"name": "Suite.one", "action": "sleep", "seconds": 0.4,
+                 "action_under_sanitizer": "sleep"}, "Suite.two"]
+
+    grader, timeline = make_grader(course, 4, slow_everywhere)
+    tools = ("memcheck", "racecheck", "synccheck")
+    grader.exercises = [dataclasses.replace(grader.exercises[0], sanitizer_tools=tools)]
+    report = grader.run()
+    assert report.exercises[0].status == "passed"
+    assert report.exercises[0].stage("sanitizer").message == \
+        "memcheck: clean; racecheck: clean; synccheck: clean"
+    runs = [s for s in intervals(timeline) if s[0].endswith("_test")]
+    under = [s for s in runs if s is not runs[0]]  # the first is the tests' own run
+    assert len(under) == 3
+    assert max(s[1] for s in under) < min(s[2] for s in under), "the tools did not overlap"
+    assert grader.options.sanitizer_tools_at_once == 4

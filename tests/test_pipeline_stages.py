@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fakes import (bench_data, clean_integrity, fake_bench, fake_ceilings, fake_gtest,
+from fakes import (bench_data, clean_integrity, fake_bench, fake_gtest,
                    fake_sanitizer, fake_tool)
 from grader import model, proc, render, scoring, tools
 from grader.errors import GraderError
@@ -94,6 +94,33 @@ def test_sanitizer_errors_while_cases_pass(grader_for, sanitizer):
     stage = sanitize(grader_for, CASES)
     assert stage.status == "failed"
     assert "racecheck found 3 errors" in stage.message
+
+
+@pytest.mark.parametrize("at_once", [1, 2])
+def test_sanitizer_tools_judged_in_the_manifests_order(grader_for, sanitizer, at_once):
+    """One tool after another stops at the first finding; all at once (cores to spare) runs
+    every tool but says the same: the first finding, in the manifest's order."""
+    log = sanitizer(errors={"memcheck": 2, "racecheck": 1})
+    ex = vector_add(sanitizer_tools=("memcheck", "racecheck"))
+    g = grader_for(ex)
+    g.options.sanitizer_tools_at_once = at_once
+    binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES)
+    stage = sanitizer_stage.run(g.options, ex, binary)
+    assert stage.status == "failed" and stage.message == "memcheck found 2 errors"
+    tools_run = sorted(json.loads(l)[1] for l in log.read_text().splitlines())
+    assert tools_run == (["memcheck"] if at_once == 1 else ["memcheck", "racecheck"])
+
+
+def test_sanitizer_tools_at_once_clean(grader_for, sanitizer):
+    log = sanitizer()
+    ex = vector_add(sanitizer_tools=("memcheck", "racecheck", "synccheck"))
+    g = grader_for(ex)
+    g.options.sanitizer_tools_at_once = 3
+    binary = fake_gtest(g.options.build_dir / "vector_add_test", CASES)
+    stage = sanitizer_stage.run(g.options, ex, binary)
+    assert stage.status == "passed"
+    assert stage.message == "memcheck: clean; racecheck: clean; synccheck: clean"
+    assert len(log.read_text().splitlines()) == 3
 
 
 def test_sanitizer_leak_check_only_where_the_manifest_asks(grader_for, sanitizer):

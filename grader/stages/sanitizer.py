@@ -7,6 +7,8 @@ ran out of memory among other exercises is run again alone like the tests'."""
 from __future__ import annotations
 
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader import tools
@@ -37,68 +39,99 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         stage.message = ("compute-sanitizer not found, so the memory checks could not run "
                          "(it comes with the CUDA toolkit; --no-sanitizer skips them knowingly)")
         return stage
-    messages = []
-    for tool in ex.sanitizer_tools:
-        # Failed API calls are the tests' business (some exercises fail them on
-        # purpose); the sanitizer is here for memory errors, races and barriers.
-        # Leaks are found when the context is destroyed: the test main resets the device
-        # after the last case when COURSE_LEAK_CHECK is set.
-        leaks = tool == "memcheck" and ex.sanitizer_leak_check
-        wrapper = [sanitizer, "--tool", tool, *(["--leak-check", "full"] if leaks else []),
-                   "--error-exitcode", str(SANITIZER_EXIT),
-                   "--print-limit", "20", "--report-api-errors", "no"]
-        sub = tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
-                        gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
-                        timeout_s=ex.sanitizer_timeout_s,
-                        extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None)
-        stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
-        stage.details.failure_kinds |= getattr(sub.details, "failure_kinds", set())
-        if _TOOL_OUT_OF_MEMORY.search(sub.output):
-            stage.details.failure_kinds.add(FailureKind.OUT_OF_MEMORY)
-        errors = error_count(sub.output)
-        found = errors > 0 or sub.details.get("exit") == f"exit status {SANITIZER_EXIT}"
-        if sub.status == StageStatus.SKIPPED:
-            stage.status = StageStatus.SKIPPED
-            stage.message = sub.message
-            return stage
-        if "Device not supported" in sub.output:
-            stage.status = StageStatus.ERROR
-            stage.message = f"compute-sanitizer cannot run on this device ({tool})"
-            stage.output = clip(sub.output)
-            return stage
-        unsupported = _UNSUPPORTED.search(sub.output)
-        if unsupported:
-            stage.status = StageStatus.ERROR
-            stage.message = (f"{tool} could not check this program: {unsupported.group(1)} "
-                             f"(a course bug, not yours: the manifest should not ask for {tool})")
-            stage.output = clip(findings(sub.output))
-            return stage
-        if not found and not sub.cases:
-            stage.status = StageStatus.ERROR
-            stage.message = (f"the sanitizer filter {ex.sanitizer_filter!r} selects no test "
-                             "case: nothing was checked (a course bug, not yours)")
-            return stage
-        if not found and sub.status in (StageStatus.PASSED, StageStatus.FAILED):
-            failed = sum(c.status != CaseStatus.PASSED for c in sub.cases)
-            messages.append(f"{tool}: clean" + (f" ({failed} cases failed under it)"
-                                                if failed else ""))
-            continue
-        stage.status = StageStatus.FAILED
-        if found:
-            count = f"{errors} error{'s' if errors != 1 else ''}" if errors else "errors"
-            leaked = _LEAK_SUMMARY.search(sub.output)
-            messages.append(f"{tool} found {count}" + (
-                f" ({leaked.group(1)} bytes of device memory never freed, in "
-                f"{leaked.group(2)} allocations)" if leaked else ""))
-        elif sub.status == StageStatus.TIMED_OUT:
-            messages.append(f"{tool}: {sub.message}")
-        else:
-            messages.append(f"{tool}: tests failed or crashed under the sanitizer "
-                            f"({sub.message})")
-        stage.output = clip(findings(sub.output))
-        break  # one failing tool is enough to void correctness
-    stage.message = "; ".join(messages)
+    messages: list[str] = []
+    at_once = max(1, min(options.sanitizer_tools_at_once, len(ex.sanitizer_tools)))
+    if at_once == 1:
+        # One tool after another, stopping at the first that fails: one failing tool is
+        # enough to void correctness.
+        for tool in ex.sanitizer_tools:
+            sub = _run_tool(options, ex, binary, sanitizer, tool)
+            stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
+            if not _judge(stage, ex, tool, sub, messages):
+                break
+    else:
+        # Cores to spare (a few exercises graded, a student's re-grade): every tool at once,
+        # each in its own scratch folder, judged in the manifest's order as above.
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="sanitizer") as pool:
+            runs = [pool.submit(_run_tool, options, ex, binary, sanitizer, tool)
+                    for tool in ex.sanitizer_tools]
+            subs = [r.result() for r in runs]
+        stage.duration_s = round(time.monotonic() - started, 2)
+        for tool, sub in zip(ex.sanitizer_tools, subs):
+            if not _judge(stage, ex, tool, sub, messages):
+                break
+    if stage.status in (StageStatus.PASSED, StageStatus.FAILED):
+        stage.message = "; ".join(messages)
     return stage
+
+
+def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
+              tool: str) -> StageResult:
+    """The filtered small cases under one compute-sanitizer tool."""
+    # Failed API calls are the tests' business (some exercises fail them on purpose); the
+    # sanitizer is here for memory errors, races and barriers. Leaks are found when the
+    # context is destroyed: the test main resets the device after the last case when
+    # COURSE_LEAK_CHECK is set.
+    leaks = tool == "memcheck" and ex.sanitizer_leak_check
+    wrapper = [sanitizer, "--tool", tool, *(["--leak-check", "full"] if leaks else []),
+               "--error-exitcode", str(SANITIZER_EXIT),
+               "--print-limit", "20", "--report-api-errors", "no"]
+    return tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
+                     gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
+                     timeout_s=ex.sanitizer_timeout_s,
+                     extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None)
+
+
+def _judge(stage: StageResult, ex: Exercise, tool: str, sub: StageResult,
+           messages: list[str]) -> bool:
+    """Folds one tool's run into the stage; False when the stage is decided (a finding, a
+    skip, a tool that could not check), so later tools say nothing more."""
+    stage.details.failure_kinds |= getattr(sub.details, "failure_kinds", set())
+    if _TOOL_OUT_OF_MEMORY.search(sub.output):
+        stage.details.failure_kinds.add(FailureKind.OUT_OF_MEMORY)
+    errors = error_count(sub.output)
+    found = errors > 0 or sub.details.get("exit") == f"exit status {SANITIZER_EXIT}"
+    if sub.status == StageStatus.SKIPPED:
+        stage.status = StageStatus.SKIPPED
+        stage.message = sub.message
+        return False
+    if "Device not supported" in sub.output:
+        stage.status = StageStatus.ERROR
+        stage.message = f"compute-sanitizer cannot run on this device ({tool})"
+        stage.output = clip(sub.output)
+        return False
+    unsupported = _UNSUPPORTED.search(sub.output)
+    if unsupported:
+        stage.status = StageStatus.ERROR
+        stage.message = (f"{tool} could not check this program: {unsupported.group(1)} "
+                         f"(a course bug, not yours: the manifest should not ask for {tool})")
+        stage.output = clip(findings(sub.output))
+        return False
+    if not found and not sub.cases:
+        stage.status = StageStatus.ERROR
+        stage.message = (f"the sanitizer filter {ex.sanitizer_filter!r} selects no test "
+                         "case: nothing was checked (a course bug, not yours)")
+        return False
+    if not found and sub.status in (StageStatus.PASSED, StageStatus.FAILED):
+        failed = sum(c.status != CaseStatus.PASSED for c in sub.cases)
+        messages.append(f"{tool}: clean" + (f" ({failed} cases failed under it)"
+                                            if failed else ""))
+        return True
+    stage.status = StageStatus.FAILED
+    if found:
+        count = f"{errors} error{'s' if errors != 1 else ''}" if errors else "errors"
+        leaked = _LEAK_SUMMARY.search(sub.output)
+        messages.append(f"{tool} found {count}" + (
+            f" ({leaked.group(1)} bytes of device memory never freed, in "
+            f"{leaked.group(2)} allocations)" if leaked else ""))
+    elif sub.status == StageStatus.TIMED_OUT:
+        messages.append(f"{tool}: {sub.message}")
+    else:
+        messages.append(f"{tool}: tests failed or crashed under the sanitizer "
+                        f"({sub.message})")
+    stage.output = clip(findings(sub.output))
+    return False
 
 
 def error_count(output: str) -> int:
