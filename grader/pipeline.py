@@ -64,6 +64,11 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
 
 
+# Test processes of one exercise at most: each starts its own CUDA context, which beyond a few
+# costs more than the cases it takes over.
+MAX_TEST_SHARDS = 4
+
+
 # Failure kinds that the test main reports (model.FailureKind) and that the neighbours may
 # cause: memory they hold, and the leak checks, which read the device's free memory.
 NEIGHBOURS_MAY_CAUSE = frozenset({FailureKind.OUT_OF_MEMORY, FailureKind.DEVICE_MEMORY_LEAKED})
@@ -346,8 +351,11 @@ class Grader:
         phase("configure")
         workers = self.options.parallel or default_parallel(self.gpu, self.options.build_only)
         # Fewer exercises than workers (a student's re-grade of one): the spare workers run an
-        # exercise's sanitizer tools at once instead of idling.
-        self.options.sanitizer_tools_at_once = max(1, workers // max(1, len(self.exercises)))
+        # exercise's sanitizer tools at once and split its test cases over a few processes,
+        # instead of idling.
+        spare = max(1, workers // max(1, len(self.exercises)))
+        self.options.sanitizer_tools_at_once = spare
+        self.options.test_shards = min(MAX_TEST_SHARDS, spare)
         checked = self._build_and_check_all(workers, lambda: phase("build"))
         phase("checks")
         # The timed stages (the benchmarks), one after another, then the shared ceilings they

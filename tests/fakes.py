@@ -91,6 +91,9 @@ def matches(name):
 
 cases = [c for c in cfg["cases"] if matches(c["name"])]
 under_sanitizer = "FAKE_SANITIZER_TOOL" in os.environ
+if "GTEST_TOTAL_SHARDS" in os.environ and not listing:  # GoogleTest's sharding: round robin
+    total, index = int(os.environ["GTEST_TOTAL_SHARDS"]), int(os.environ["GTEST_SHARD_INDEX"])
+    cases = [c for i, c in enumerate(cases) if i % total == index]
 
 ''' + _CROWD + r'''timeline("start")
 

@@ -341,4 +341,4 @@ def test_one_exercise_runs_its_sanitizer_tools_at_once(course):
     under = [s for s in runs if s is not runs[0]]  # the first is the tests' own run
     assert len(under) == 3
     assert max(s[1] for s in under) < min(s[2] for s in under), "the tools did not overlap"
-    assert grader.options.sanitizer_tools_at_once == 4
+    assert grader.options.sanitizer_tools_at_once == 4 and grader.options.test_shards == 4

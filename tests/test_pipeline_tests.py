@@ -19,10 +19,12 @@ CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
 def run(grader_for):
     """run(cases, timeout_s=..., **fake_config) -> (stage, expected, elapsed seconds)."""
 
-    def go(cases, *, timeout_s=20.0, output_limit=None, **config):
-        ex = vector_add(test_timeout_s=timeout_s)
+    def go(cases, *, timeout_s=20.0, output_limit=None, shards=1, tests_alone=False,
+           **config):
+        ex = vector_add(test_timeout_s=timeout_s, tests_alone=tests_alone)
         extra = {"output_limit": output_limit} if output_limit else {}
         g = grader_for(ex, **extra)
+        g.options.test_shards = shards
         binary = fake_gtest(g.options.build_dir / "vector_add_test", cases, **config)
         started = time.monotonic()
         stage = tests_stage.run(g.options, ex, binary)
@@ -263,3 +265,49 @@ def test_stale_results_of_a_previous_run_are_not_reused(run, grader_for):
     second = tests_stage.run(g.options, ex, binary)
     assert second.status == "crashed"
     assert second.details["passed"] == 1
+
+
+# ------------------------------------------------------------ cases split over processes
+# A re-grade of one exercise splits its cases over processes (options.test_shards, GoogleTest's
+# sharding); the runs read as one, with the same verdicts and names.
+
+def test_shards_report_every_case_once(run, grader_for):
+    stage, _, _ = run(CASES, shards=2, timeline=str(grader_for(vector_add()).options.build_dir
+                                                   / "timeline.log"))
+    assert stage.status == "passed" and stage.message == "all 4 cases passed"
+    assert [c.name for c in stage.cases] == CASES
+    log = grader_for(vector_add()).options.build_dir / "timeline.log"
+    assert sum(json.loads(l)["event"] == "start" for l in log.read_text().splitlines()) == 2
+
+
+def test_shards_keep_each_failure_and_its_message(run):
+    cases = [CASES[0], {"name": CASES[1], "status": "failed", "message": "poisoned at [3]"},
+             CASES[2], {"name": CASES[3], "status": "failed", "message": "off by one"}]
+    stage, _, _ = run(cases, shards=2)
+    assert stage.status == "failed" and stage.message == "2 of 4 cases passed"
+    messages = {c.name: c.message for c in stage.cases}
+    assert "poisoned at [3]" in messages[CASES[1]] and "off by one" in messages[CASES[3]]
+    assert stage.output  # the failing shard's output is kept
+
+
+def test_a_crash_in_one_shard_names_its_case_and_keeps_the_others(run):
+    # Round robin: shard 0 runs cases 0 and 2, shard 1 cases 1 and 3.
+    cases = [CASES[0], {"name": CASES[1], "action": "segv"}, CASES[2], CASES[3]]
+    stage, _, _ = run(cases, shards=2)
+    assert stage.status == "crashed"
+    assert "SIGSEGV" in stage.message and f"while running {CASES[1]}" in stage.message
+    assert statuses(stage) == {CASES[0]: "passed", CASES[1]: "crashed", CASES[2]: "passed",
+                               CASES[3]: "not_run"}
+
+
+def test_forged_lines_in_any_shard_void_every_case(run):
+    stage, _, _ = run(CASES, shards=2, forge=[FORGED_PASS])
+    assert stage.status == "failed" and stage.details["forged_lines"] == 2
+    assert set(statuses(stage).values()) == {"failed"}
+
+
+def test_an_exercise_that_tests_alone_is_not_split(run, grader_for):
+    log = grader_for(vector_add()).options.build_dir / "alone.log"
+    stage, _, _ = run(CASES, shards=2, tests_alone=True, timeline=str(log))
+    assert stage.status == "passed"
+    assert sum(json.loads(l)["event"] == "start" for l in log.read_text().splitlines()) == 1

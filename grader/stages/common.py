@@ -43,6 +43,8 @@ class GradeOptions:
     # compute-sanitizer tools run at once for one exercise: more than one only when the grade
     # leaves cores idle (fewer exercises than workers: grader.pipeline sets it).
     sanitizer_tools_at_once: int = 1
+    # Processes a tests run's cases are split over (GoogleTest's sharding), likewise.
+    test_shards: int = 1
     # The UUID of the GPU this grade is pinned to (batch --gpus): its programs see only it.
     pin_gpu: str = ""
     # Measurements disturbed by another process on the GPU are scored anyway, and marked.

@@ -8,8 +8,11 @@ signal, exit() before the end and missing results are each named.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from grader import gtest, proc, sandbox
@@ -43,30 +46,24 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run.
     `stage_name` names the result and its scratch folder (a sanitizer's run: sanitizer-TOOL);
     its details are TestsDetails whatever the name."""
-    # The program writes its results in a fresh folder of its own, the only place it may write:
-    # nothing it plants there outlives the run or reaches the grader's files.
-    scratch = student_scratch(options, ex, stage_name)
-    events = scratch / "events"
-    premature = scratch / "premature"
-    nonce_file = scratch / "nonce"
-
     expected = list_cases(options, binary, gtest_filter,
                           scratch=student_scratch(options, ex, f"{stage_name}-list"))
-    nonce = issue_nonce(nonce_file)
-    command = student_command(options, (wrapper or []) + [str(binary),
-                                                          *_filter_args(gtest_filter)], scratch)
     env = dict(extra_env or {})
     if wrapper is None and ex.case_timeout_s:
         # Under a sanitizer cases run many times slower: only the tests stage stops a case.
         env["COURSE_CASE_LIMIT_S"] = f"{ex.case_timeout_s:g}"
-    result = proc.run(command, timeout_s or ex.test_timeout_s,
-                      env=program_env(options, scratch, COURSE_EVENTS=str(events),
-                                      TEST_PREMATURE_EXIT_FILE=str(premature),
-                                      **{NONCE_ENV: str(nonce_file)}, **env),
-                      output_limit=options.output_limit)
-    sandbox.remove(nonce_file)
-    outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
-        else gtest.RunOutcome()
+    shards = options.test_shards if (wrapper is None and not ex.tests_alone
+                                     and len(expected) >= 2 * options.test_shards) else 1
+    run_once = partial(_run_once, options, ex, binary, stage_name, gtest_filter, wrapper,
+                       timeout_s or ex.test_timeout_s, env)
+    if shards == 1:
+        result, outcome, premature_exit = run_once()
+    else:
+        # Cores to spare: GoogleTest's own sharding splits the cases over processes, each in
+        # its own sandboxed scratch folder with its own nonce; the runs are read as one.
+        with ThreadPoolExecutor(max_workers=shards, thread_name_prefix="shard") as pool:
+            runs = list(pool.map(lambda i: run_once((i, shards)), range(shards)))
+        result, outcome, premature_exit = _merged(runs)
     details = TestsDetails(exit=result.describe_exit())
     stage = StageResult(stage_name, StageStatus.PASSED, duration_s=round(result.duration_s, 2),
                         output=result.output if result.returncode != 0 else "", details=details)
@@ -92,7 +89,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         stage.message = "no GPU available to run the tests"
         return stage
 
-    _classify_run(stage, result, outcome, os.path.lexists(premature))
+    _classify_run(stage, result, outcome, premature_exit)
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
     if outcome.stopped and not outcome.forged:
         details.stopped = outcome.stopped
@@ -103,6 +100,60 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
             case.message = stage.message
     _classify_cases(stage)
     return stage
+
+
+def _run_once(options: GradeOptions, ex: Exercise, binary: Path, stage_name: str,
+              gtest_filter: str | None, wrapper: list[str] | None, timeout_s: float,
+              env: dict, shard: tuple[int, int] | None = None
+              ) -> tuple[proc.ProcResult, gtest.RunOutcome, bool]:
+    """One run of the binary (shard (index, count) of its cases): how the process ended, what
+    its event stream says, and whether it exited before the end."""
+    # The program writes its results in a fresh folder of its own, the only place it may write:
+    # nothing it plants there outlives the run or reaches the grader's files.
+    name = stage_name if shard is None else f"{stage_name}-shard{shard[0]}"
+    scratch = student_scratch(options, ex, name)
+    events = scratch / "events"
+    premature = scratch / "premature"
+    nonce_file = scratch / "nonce"
+    nonce = issue_nonce(nonce_file)
+    command = student_command(options, (wrapper or []) + [str(binary),
+                                                          *_filter_args(gtest_filter)], scratch)
+    sharding = {} if shard is None else {"GTEST_SHARD_INDEX": str(shard[0]),
+                                         "GTEST_TOTAL_SHARDS": str(shard[1])}
+    result = proc.run(command, timeout_s,
+                      env=program_env(options, scratch, COURSE_EVENTS=str(events),
+                                      TEST_PREMATURE_EXIT_FILE=str(premature),
+                                      **{NONCE_ENV: str(nonce_file)}, **env, **sharding),
+                      output_limit=options.output_limit)
+    sandbox.remove(nonce_file)
+    outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
+        else gtest.RunOutcome()
+    return result, outcome, os.path.lexists(premature)
+
+
+def _merged(runs: list[tuple[proc.ProcResult, gtest.RunOutcome, bool]]
+            ) -> tuple[proc.ProcResult, gtest.RunOutcome, bool]:
+    """The shards' runs as one: every case each reported, finished only when all finished,
+    and the process end of the first shard that ended badly (else of the first with failing
+    cases, else the first's), lasting as long as the longest."""
+    def ended_badly(run) -> bool:
+        result, outcome, premature = run
+        return (result.returncode not in (0, 1) or result.timed_out or bool(result.signal_name)
+                or premature or not outcome.finished or outcome.stopped is not None
+                or outcome.forged > 0)
+
+    worst = next((run for run in runs if ended_badly(run)),
+                 next((run for run in runs if run[0].returncode != 0), runs[0]))
+    merged = gtest.RunOutcome(finished=all(outcome.finished for _, outcome, _ in runs),
+                              running=worst[1].running,
+                              stopped=next((o.stopped for _, o, _ in runs if o.stopped), None),
+                              stop_limit_s=max(o.stop_limit_s for _, o, _ in runs))
+    for _, outcome, _ in runs:
+        merged.cases.update(outcome.cases)
+        merged.forged += outcome.forged
+        merged.launched |= outcome.launched
+    result = dataclasses.replace(worst[0], duration_s=max(r.duration_s for r, _, _ in runs))
+    return result, merged, worst[2]
 
 
 def _classify_run(stage: StageResult, result: proc.ProcResult, outcome: gtest.RunOutcome,
