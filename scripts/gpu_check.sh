@@ -10,9 +10,10 @@
 #               compiles again), each graded into the build directory its stage above used;
 #               the wall time and the report's phases are the detail (needs both stages on)
 #   incremental scripts/incremental_times.py: every exercise of INCREMENTAL_CHAPTERS (default
-#               ch01-ch04) changed by a comment in a copy of solutions/ and graded alone into the
+#               all) changed by a comment in a copy of solutions/ and graded alone into the
 #               solutions' build directory, as a student re-grading one exercise; each must keep
-#               full marks within INCREMENTAL_LIMIT_S seconds (default 20), wall time included
+#               full marks within INCREMENTAL_LIMIT_S seconds (default 12), wall time included,
+#               the median within INCREMENTAL_MEDIAN_S (default 8)
 #   batch       scripts/check_batch.py: a class of five (solutions, skeletons, two fixtures, a
 #               one-file student) through `grader batch` on BATCH_EXERCISES (default ch01), stopped
 #               with SIGTERM after the first report and resumed; gradebook totals must equal
@@ -49,7 +50,8 @@
 # Logs and reports go to $OUT (default build/gpu-check). Exit status 1 when any stage failed.
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
 # PROFILE=1, CALIBRATE=1, SHARED=0, NEIGHBOUR=0, GPUS=0, STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
-# stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, BATCH=0, PYTEST=0,
+# stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, INCREMENTAL_MEDIAN_S,
+# BATCH=0, PYTEST=0,
 # FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
 # (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
 # for solutions and skeletons; default: the grader's own choice). A stage turned off by a knob
@@ -275,14 +277,15 @@ fi
 
 # --- incremental: one exercise changed, graded alone -------------------------------------------
 if [ "${INCREMENTAL:-1}" = 1 ]; then
-  echo "== incremental (each exercise of ${INCREMENTAL_CHAPTERS:-ch01 ch02 ch03 ch04} changed and graded alone)"
+  echo "== incremental (each exercise of ${INCREMENTAL_CHAPTERS:-every chapter} changed and graded alone)"
   copy=build/student-copies/incremental
   rm -rf "$copy" && mkdir -p build/student-copies && cp -r solutions "$copy"
   # INCREMENTAL_CHAPTERS is a list of chapter prefixes, word-split on purpose.
   # shellcheck disable=SC2086
   if $PY scripts/incremental_times.py "$copy" "$SOLUTIONS_BUILD" --seed "$SEED" \
-        --chapters ${INCREMENTAL_CHAPTERS:-ch01 ch02 ch03 ch04} \
-        --limit "${INCREMENTAL_LIMIT_S:-20}" > "$OUT/logs/incremental.txt" 2>&1; then
+        --chapters ${INCREMENTAL_CHAPTERS:-ch} --json-dir "$OUT/logs/incremental" \
+        --limit "${INCREMENTAL_LIMIT_S:-12}" --median-limit "${INCREMENTAL_MEDIAN_S:-8}" \
+        > "$OUT/logs/incremental.txt" 2>&1; then
     record incremental ok "$(grep '^slowest:' "$OUT/logs/incremental.txt")"
   else
     tail -n 20 "$OUT/logs/incremental.txt"

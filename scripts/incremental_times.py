@@ -3,16 +3,19 @@ asked, a comment is appended to its file in SUBMISSION (a copy the caller owns) 
 exercise alone is graded again into BUILD_DIR, as a student's `grade -e NAME` would. Those
 exercises are built first, untimed, when BUILD_DIR has not been configured. Prints one row per
 exercise (wall seconds from starting the grader to its exit, points, the report's phases), then
-the slowest. Exit status 1 when an exercise took longer than --limit seconds or lost points (with
---build-only: did not compile), 2 on bad arguments.
+the slowest and the median. Exit status 1 when an exercise took longer than --limit seconds, the
+median is over --median-limit, or an exercise lost points (with --build-only: did not compile),
+2 on bad arguments.
 
     python3 scripts/incremental_times.py SUBMISSION BUILD_DIR [--chapters ch01 ch02]
-        [--exercises NAME ...] [--limit 20] [--seed N] [--json-dir DIR] [--build-only]
+        [--exercises NAME ...] [--limit 12] [--median-limit 8] [--seed N] [--json-dir DIR]
+        [--build-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import time
@@ -42,11 +45,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("submission", type=Path)
     parser.add_argument("build_dir", type=Path)
-    parser.add_argument("--chapters", nargs="+", default=["ch01", "ch02", "ch03", "ch04"])
+    parser.add_argument("--chapters", nargs="+", default=["ch"], help="chapter prefixes "
+                        "(default: every chapter)")
     parser.add_argument("--exercises", nargs="+", default=None, help="only these exercises")
     parser.add_argument("--build-only", action="store_true",
                         help="build without running (the timing of a machine without a GPU)")
-    parser.add_argument("--limit", type=float, default=20.0)
+    parser.add_argument("--limit", type=float, default=12.0,
+                        help="most seconds any one exercise may take")
+    parser.add_argument("--median-limit", type=float, default=None,
+                        help="most seconds the median exercise may take")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json-dir", type=Path, default=None,
                         help="keep each exercise's report here")
@@ -101,8 +108,11 @@ def main() -> int:
             problems.append(f"{ex.name}: {points:g}/{most:g} points")
     if rows:
         slowest = max(rows, key=lambda r: r[1])
+        median = statistics.median(r[1] for r in rows)
         print(f"slowest: {slowest[0]} {slowest[1]:.1f} s of {len(rows)} exercises; "
-              f"median {sorted(r[1] for r in rows)[len(rows) // 2]:.1f} s")
+              f"median {median:.1f} s")
+        if args.median_limit is not None and median > args.median_limit:
+            problems.append(f"median {median:.1f} s, over {args.median_limit:g} s")
     for p in problems:
         print(f"incremental_times: {p}", file=sys.stderr)
     return 1 if problems else 0
