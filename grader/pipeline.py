@@ -174,7 +174,10 @@ class TestsStage(Stage):
         ex = context.ex
         with gpu_turns.maybe(context.grader.turns, f"the tests of {ex.key}",
                              context.alone or ex.tests_alone):
-            return tests.run(context.options, ex, context.options.build_dir / f"{ex.name}_test")
+            # A run alone is alone in every way: its cases in one process, so that checks
+            # that read the device's free memory see no sibling's allocations.
+            return tests.run(context.options, ex, context.options.build_dir / f"{ex.name}_test",
+                             shards=1 if context.alone else context.options.test_shards)
 
     def ends(self, result: model.StageResult) -> bool:
         return result.status == StageStatus.SKIPPED  # no GPU: nothing else can run
@@ -211,12 +214,21 @@ class SanitizerStage(Stage):
         return (context.options.sanitizer and tested.status != StageStatus.TIMED_OUT
                 and "stopped" not in tested.details)
 
-    def run(self, context: Context) -> model.StageResult:
+    def run(self, context: Context,
+            cancel: threading.Event | None = None) -> model.StageResult:
         ex = context.ex
         with gpu_turns.maybe(context.grader.turns, f"the sanitizer runs of {ex.key}",
                              context.alone or ex.tests_alone):
             return sanitizer.run(context.options, ex,
-                                 context.options.build_dir / f"{ex.name}_test")
+                                 context.options.build_dir / f"{ex.name}_test", cancel)
+
+    def starts_early(self, context: Context) -> bool:
+        """Whether to start beside the tests rather than after them: only with cores to spare
+        (a re-grade of a few exercises), never in a run alone, and only when it could apply
+        whatever the tests do (it is dropped, and its runs ended, when they time out)."""
+        ex = context.ex
+        return (context.options.sanitizer and context.options.sanitizer_tools_at_once > 1
+                and not context.alone and not ex.tests_alone)
 
 
 class BenchmarkStage(Stage):
@@ -266,14 +278,51 @@ class ProfileStage(Stage):
         return result
 
 
+SANITIZER_STAGE = SanitizerStage()
 # Every exercise's stages, in the order they run.
 EXERCISE_STAGES: tuple[Stage, ...] = (
     BuildStage(), IntegrityStage(), TechniqueStage(),
-    TestsStage(), TechniqueOnWhatRan(), SanitizerStage(),
+    TestsStage(), TechniqueOnWhatRan(), SANITIZER_STAGE,
     BenchmarkStage(), ProfileStage())
 # The stages a re-run alone runs again (the technique rules on what ran follow them).
 PROGRAM_STAGES = frozenset(s.name for s in EXERCISE_STAGES
                            if s.phase == Phase.PROGRAM and s.student_code)
+
+
+class _EarlySanitizer:
+    """The sanitizer stage started beside the tests (SanitizerStage.starts_early): its result
+    when the stage applies once the tests have run, else its runs ended and dropped."""
+
+    def __init__(self, context: Context) -> None:
+        self.cancel = threading.Event()
+        self.value: model.StageResult | BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(context,), daemon=True,
+                                       name=f"sanitizer-{context.ex.name}")
+        self.thread.start()
+
+    @classmethod
+    def start(cls, context: Context) -> _EarlySanitizer | None:
+        return cls(context) if SANITIZER_STAGE.starts_early(context) else None
+
+    def _run(self, context: Context) -> None:
+        try:
+            self.value = SANITIZER_STAGE.run(context, self.cancel)
+        except BaseException as error:  # handed to the thread that takes the result
+            self.value = error
+
+    def result(self) -> model.StageResult:
+        self.thread.join()
+        if isinstance(self.value, BaseException):
+            raise self.value
+        taken, self.value = self.value, None
+        self.thread = None
+        return taken
+
+    def drop(self) -> None:
+        if self.thread is not None:
+            self.cancel.set()
+            self.thread.join()
+            self.thread = None
 
 
 @dataclass
@@ -564,12 +613,18 @@ class Grader:
         """EXERCISE_STAGES of `phase`, in order, for `item`: each that applies runs and its
         result is recorded; one that ends the exercise stops it."""
         context = Context(self, item.ex, item.stages, alone=alone, linked=linked)
-        for stage in EXERCISE_STAGES:
-            if item.ended or stage.phase != phase or not stage.applies(context):
-                continue
-            result = stage.run(context)
-            context.record(result)
-            item.ended = stage.ends(result)
+        early = _EarlySanitizer.start(context) if phase == Phase.PROGRAM else None
+        try:
+            for stage in EXERCISE_STAGES:
+                if item.ended or stage.phase != phase or not stage.applies(context):
+                    continue
+                result = early.result() if early and stage.name == StageName.SANITIZER \
+                    else stage.run(context)
+                context.record(result)
+                item.ended = stage.ends(result)
+        finally:
+            if early is not None:
+                early.drop()  # not taken (the tests timed out or ended the exercise): ended
 
     def _missing(self, ex: Exercise) -> list[str]:
         """The exercise's files missing from the submission (nothing is taken from elsewhere)."""

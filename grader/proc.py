@@ -137,9 +137,12 @@ def _kill_group(pgid: int, grace_s: float, proc: subprocess.Popen) -> None:
 
 def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
         output_limit: int = DEFAULT_OUTPUT_LIMIT, grace_s: float = 3.0,
-        on_line: Callable[[str], None] | None = None) -> ProcResult:
+        on_line: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None) -> ProcResult:
     """Runs `command` in its own process group with a time limit, keeping the head and tail
-    of its output; `on_line`, if given, sees each complete line as it comes (progress)."""
+    of its output; `on_line`, if given, sees each complete line as it comes (progress). Once
+    `cancel` is set the program is ended as at its time limit (a run started ahead of knowing
+    whether it is needed, and then not needed)."""
     started = time.monotonic()
     if _stopping.is_set():
         raise Stopped("the grading was interrupted")
@@ -158,7 +161,8 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
         if _stopping.is_set():
             _kill_group(proc.pid, 0.5, proc)
             raise Stopped("the grading was interrupted")
-        return _supervise(proc, command, started, timeout_s, output_limit, grace_s, on_line)
+        return _supervise(proc, command, started, timeout_s, output_limit, grace_s, on_line,
+                          cancel)
     finally:
         with _running_lock:
             _running.pop(proc.pid, None)
@@ -166,7 +170,8 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
 
 def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeout_s: float,
                output_limit: int, grace_s: float,
-               on_line: Callable[[str], None] | None) -> ProcResult:
+               on_line: Callable[[str], None] | None,
+               cancel: threading.Event | None = None) -> ProcResult:
     collector = _Collector(output_limit)
 
     def pump() -> None:
@@ -189,7 +194,14 @@ def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeo
     reader.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout_s)
+        if cancel is None:
+            proc.wait(timeout=timeout_s)
+        else:
+            deadline = started + timeout_s
+            while proc.poll() is None and not cancel.is_set():
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(command, timeout_s)
+                cancel.wait(min(0.1, max(0.0, deadline - time.monotonic())))
     except subprocess.TimeoutExpired:
         timed_out = True
     except BaseException:

@@ -323,9 +323,9 @@ def test_the_course_leak_checks_say_what_the_pipeline_looks_for():
         assert own == [], f"{test.name} words a leak check of its own: {own}"
 
 
-def test_one_exercise_runs_its_sanitizer_tools_at_once(course):
-    """A re-grade of one exercise leaves workers idle: its sanitizer tools run side by side.
-    The whole course (more exercises than workers) runs them one after another."""
+def test_one_exercise_runs_its_sanitizer_tools_at_once_beside_its_tests(course):
+    """A re-grade of one exercise leaves workers idle: its sanitizer tools run side by side,
+    and beside its tests. The whole course (more exercises than workers) runs them after."""
     def slow_everywhere(name):
         return [{"name": "Suite.one", "action": "sleep", "seconds": 0.4,
                  "action_under_sanitizer": "sleep"}, "Suite.two"]
@@ -337,8 +337,45 @@ def test_one_exercise_runs_its_sanitizer_tools_at_once(course):
     assert report.exercises[0].status == "passed"
     assert report.exercises[0].stage("sanitizer").message == \
         "memcheck: clean; racecheck: clean; synccheck: clean"
+    assert [s.name for s in report.exercises[0].stages][-3:] == ["tests", "sanitizer",
+                                                                 "benchmark"]
     runs = [s for s in intervals(timeline) if s[0].endswith("_test")]
-    under = [s for s in runs if s is not runs[0]]  # the first is the tests' own run
-    assert len(under) == 3
-    assert max(s[1] for s in under) < min(s[2] for s in under), "the tools did not overlap"
+    assert len(runs) == 4  # the tests, then one per tool
+    assert max(s[1] for s in runs) < min(s[2] for s in runs), "the runs did not overlap"
     assert grader.options.sanitizer_tools_at_once == 4 and grader.options.test_shards == 4
+
+
+def test_a_sanitizer_started_beside_tests_that_time_out_is_ended_and_dropped(course):
+    def hanging_tests(name):
+        return [{"name": "Suite.one", "action": "hang", "action_under_sanitizer": "hang"}]
+
+    grader, _ = make_grader(course, 4, hanging_tests)
+    grader.exercises = [dataclasses.replace(grader.exercises[0], test_timeout_s=1.0,
+                                            sanitizer_timeout_s=600.0)]
+    started = time.monotonic()
+    report = grader.run()
+    assert time.monotonic() - started < 30  # not the sanitizer's 600 s
+    stages = {s.name: s for s in report.exercises[0].stages}
+    assert stages["tests"].status == "timed_out"
+    assert "sanitizer" not in stages  # as when it never started: nothing it could check
+
+
+def test_a_split_run_that_fails_among_its_shards_is_run_again_alone_in_one_process(course):
+    """A case that fails only beside other processes (a free-memory check) fails among its own
+    shards; the run again alone keeps every case in one process, and that is the verdict."""
+    def crowded_by_siblings(name):
+        # First, so that it runs while every other shard still runs its cases.
+        return [{"name": "Suite.leaks", "action": "fail_when_crowded", "seconds": 0.3}] + \
+            [{"name": f"Suite.case{i}", "action": "sleep", "seconds": 0.3} for i in range(7)]
+
+    grader, timeline = make_grader(course, 8, crowded_by_siblings)
+    grader.exercises = grader.exercises[:1]
+    report = grader.run()
+    tests = report.exercises[0].stage("tests")
+    assert grader.options.test_shards == 4
+    assert tests.status == "passed" and tests.details["among_others"] == "failed"
+    tests_events = [e for e in events(timeline)
+                    if e["who"].endswith("_test") and e["sanitizer"] is None]
+    # Four shards, then the run alone, which starts after all of them ended, beside nothing.
+    assert [e["event"] for e in tests_events][4:] == ["end"] * 4 + ["start", "end"]
+    assert not tests_events[-2]["crowded"] and not tests_events[-1]["crowded"]

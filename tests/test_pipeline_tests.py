@@ -24,10 +24,9 @@ def run(grader_for):
         ex = vector_add(test_timeout_s=timeout_s, tests_alone=tests_alone)
         extra = {"output_limit": output_limit} if output_limit else {}
         g = grader_for(ex, **extra)
-        g.options.test_shards = shards
         binary = fake_gtest(g.options.build_dir / "vector_add_test", cases, **config)
         started = time.monotonic()
-        stage = tests_stage.run(g.options, ex, binary)
+        stage = tests_stage.run(g.options, ex, binary, shards=shards)
         elapsed = time.monotonic() - started
         return stage, tests_stage.list_cases(g.options, binary,
                                              scratch=g.options.build_dir / "list"), elapsed

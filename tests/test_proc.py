@@ -6,6 +6,8 @@ import random
 import resource
 import signal
 import subprocess
+import sys
+import threading
 import time
 
 import pytest
@@ -180,3 +182,19 @@ def test_a_program_started_while_stop_all_runs_is_ended(monkeypatch, tmp_path):
         proc.resume()
     assert time.monotonic() - clock < 10
     assert started[0].poll() is not None, "the program lives on"
+
+
+def test_cancel_ends_a_run_long_before_its_time_limit():
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    result = proc.run([sys.executable, "-c", "import time; time.sleep(60)"], 60.0,
+                      cancel=cancel)
+    assert time.monotonic() - started < 10
+    assert not result.timed_out and result.signal_name in ("SIGTERM", "SIGKILL")
+
+
+def test_a_cancel_never_set_leaves_the_time_limit_in_charge():
+    result = proc.run([sys.executable, "-c", "import time; time.sleep(60)"], 0.5,
+                      cancel=threading.Event())
+    assert result.timed_out and result.duration_s < 10

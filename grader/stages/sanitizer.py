@@ -7,6 +7,7 @@ ran out of memory among other exercises is run again alone like the tests'."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,7 +31,10 @@ _LEAK_SUMMARY = re.compile(r"LEAK SUMMARY:\s*(\d+)\s+bytes leaked in\s+(\d+)\s+a
 _TOOL_OUT_OF_MEMORY = re.compile(r"^=========.*out of memory", re.IGNORECASE | re.MULTILINE)
 
 
-def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
+def run(options: GradeOptions, ex: Exercise, binary: Path,
+        cancel: threading.Event | None = None) -> StageResult:
+    """The stage; setting `cancel` ends its runs early (a run started beside the tests, not
+    needed once they timed out), and the result is then to be discarded."""
     sanitizer = tools.find("compute-sanitizer")
     stage = StageResult(StageName.SANITIZER, StageStatus.PASSED)
     if sanitizer is None:
@@ -45,7 +49,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         # One tool after another, stopping at the first that fails: one failing tool is
         # enough to void correctness.
         for tool in ex.sanitizer_tools:
-            sub = _run_tool(options, ex, binary, sanitizer, tool)
+            sub = _run_tool(options, ex, binary, sanitizer, tool, cancel)
             stage.duration_s = round(stage.duration_s + sub.duration_s, 2)
             if not _judge(stage, ex, tool, sub, messages):
                 break
@@ -54,7 +58,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         # each in its own scratch folder, judged in the manifest's order as above.
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="sanitizer") as pool:
-            runs = [pool.submit(_run_tool, options, ex, binary, sanitizer, tool)
+            runs = [pool.submit(_run_tool, options, ex, binary, sanitizer, tool, cancel)
                     for tool in ex.sanitizer_tools]
             subs = [r.result() for r in runs]
         stage.duration_s = round(time.monotonic() - started, 2)
@@ -67,7 +71,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
 
 
 def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
-              tool: str) -> StageResult:
+              tool: str, cancel: threading.Event | None = None) -> StageResult:
     """The filtered small cases under one compute-sanitizer tool."""
     # Failed API calls are the tests' business (some exercises fail them on purpose); the
     # sanitizer is here for memory errors, races and barriers. Leaks are found when the
@@ -80,7 +84,7 @@ def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
     return tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
                      gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
                      timeout_s=ex.sanitizer_timeout_s,
-                     extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None)
+                     extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None, cancel=cancel)
 
 
 def _judge(stage: StageResult, ex: Exercise, tool: str, sub: StageResult,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -42,20 +43,23 @@ def list_cases(options: GradeOptions, binary: Path, gtest_filter: str | None = N
 
 def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = StageName.TESTS,
         gtest_filter: str | None = None, wrapper: list[str] | None = None,
-        timeout_s: float | None = None, extra_env: dict | None = None) -> StageResult:
+        timeout_s: float | None = None, extra_env: dict | None = None,
+        shards: int = 1, cancel: threading.Event | None = None) -> StageResult:
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run.
     `stage_name` names the result and its scratch folder (a sanitizer's run: sanitizer-TOOL);
-    its details are TestsDetails whatever the name."""
+    its details are TestsDetails whatever the name. `shards` > 1 splits the cases over that
+    many processes (never under a wrapper, nor for an exercise that tests alone). Setting
+    `cancel` ends the run early (see proc.run)."""
     expected = list_cases(options, binary, gtest_filter,
                           scratch=student_scratch(options, ex, f"{stage_name}-list"))
     env = dict(extra_env or {})
     if wrapper is None and ex.case_timeout_s:
         # Under a sanitizer cases run many times slower: only the tests stage stops a case.
         env["COURSE_CASE_LIMIT_S"] = f"{ex.case_timeout_s:g}"
-    shards = options.test_shards if (wrapper is None and not ex.tests_alone
-                                     and len(expected) >= 2 * options.test_shards) else 1
+    if wrapper is not None or ex.tests_alone or len(expected) < 2 * shards:
+        shards = 1
     run_once = partial(_run_once, options, ex, binary, stage_name, gtest_filter, wrapper,
-                       timeout_s or ex.test_timeout_s, env)
+                       timeout_s or ex.test_timeout_s, env, cancel)
     if shards == 1:
         result, outcome, premature_exit = run_once()
     else:
@@ -104,7 +108,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
 
 def _run_once(options: GradeOptions, ex: Exercise, binary: Path, stage_name: str,
               gtest_filter: str | None, wrapper: list[str] | None, timeout_s: float,
-              env: dict, shard: tuple[int, int] | None = None
+              env: dict, cancel: threading.Event | None, shard: tuple[int, int] | None = None
               ) -> tuple[proc.ProcResult, gtest.RunOutcome, bool]:
     """One run of the binary (shard (index, count) of its cases): how the process ended, what
     its event stream says, and whether it exited before the end."""
@@ -124,7 +128,7 @@ def _run_once(options: GradeOptions, ex: Exercise, binary: Path, stage_name: str
                       env=program_env(options, scratch, COURSE_EVENTS=str(events),
                                       TEST_PREMATURE_EXIT_FILE=str(premature),
                                       **{NONCE_ENV: str(nonce_file)}, **env, **sharding),
-                      output_limit=options.output_limit)
+                      output_limit=options.output_limit, cancel=cancel)
     sandbox.remove(nonce_file)
     outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
         else gtest.RunOutcome()
