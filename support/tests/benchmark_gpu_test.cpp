@@ -375,10 +375,40 @@ TEST(BenchmarkCeiling, CopyCeilingIsMeasuredAndPlausible) {
   auto bench = make_benchmark();
   const course::Measurement& copy = bench.copy_ceiling(std::size_t{256} << 20);
   ASSERT_TRUE(copy.valid) << copy.problem;
-  EXPECT_GE(copy.samples_ms.size(), 10u);
+  const auto& options = bench.options();
+  EXPECT_GE(copy.samples_ms.size(), static_cast<std::size_t>(options.min_repeats));
   EXPECT_GT(copy.rate, 50.0);  // GB/s: any GPU of compute capability 7.0+ copies faster
   EXPECT_LE(copy.min_ms, copy.median_ms);
   EXPECT_LE(copy.median_ms, copy.max_ms);
+  // The median's interval is reported, and the repeats stopped for a reason that holds.
+  EXPECT_LE(copy.min_ms, copy.ci_low_ms);
+  EXPECT_LE(copy.ci_low_ms, copy.median_ms);
+  EXPECT_LE(copy.median_ms, copy.ci_high_ms);
+  EXPECT_LE(copy.ci_high_ms, copy.max_ms);
+  if (copy.stopped == "precision")
+    EXPECT_LE(course::median_precision(copy.samples_ms), options.target_precision);
+  else if (copy.stopped == "repeats")
+    EXPECT_EQ(copy.samples_ms.size(), static_cast<std::size_t>(options.max_repeats));
+  else
+    EXPECT_EQ(copy.stopped, "budget");
+}
+
+TEST(BenchmarkRepeats, AFixedCountIsTakenWhole) {
+  auto bench = make_quick_benchmark();
+  const course::Measurement& copy = bench.copy_ceiling(std::size_t{16} << 20);
+  ASSERT_TRUE(copy.valid) << copy.problem;
+  EXPECT_EQ(copy.samples_ms.size(), static_cast<std::size_t>(kQuickRepeats));
+  EXPECT_EQ(copy.stopped, "fixed");
+}
+
+TEST(BenchmarkRepeats, ALooseTargetStopsAtTheFewestRepeats) {
+  // Within 50%: any six timings of a copy make it, so the floor is all that is taken.
+  auto bench = make_benchmark_with({"--precision", "0.5"});
+  const course::Measurement& copy = bench.copy_ceiling(std::size_t{16} << 20);
+  ASSERT_TRUE(copy.valid) << copy.problem;
+  EXPECT_EQ(copy.samples_ms.size(), static_cast<std::size_t>(bench.options().min_repeats));
+  EXPECT_EQ(copy.stopped, "precision");
+  EXPECT_GT(copy.ci_high_ms, 0.0);
 }
 
 TEST(BenchmarkStart, WorkLeftOnTheDeviceEndsBeforeTheBenchmarkStarts) {
