@@ -741,6 +741,28 @@ void Benchmark::check(const std::string& name, const Comparison& comparison) {
   }
 }
 
+unsigned long long Benchmark::differing_bytes(const void* a, const void* b, std::size_t bytes) {
+  if (bytes == 0) return 0;
+  // Unaligned pairs (a and b at different addresses modulo 16) are compared by the host.
+  const auto misalignment = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % kCompareWordBytes;
+  };
+  if (misalignment(a) != misalignment(b)) return 1;
+  DeviceBuffer<unsigned long long> count(1);
+  CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.bytes(), stream()));
+  const std::size_t head = std::min(
+      bytes, misalignment(a) == 0 ? std::size_t{0} : kCompareWordBytes - misalignment(a));
+  count_byte_differences<<<prop_.multiProcessorCount * 4, kCompareThreads, 0, stream()>>>(
+      static_cast<const unsigned char*>(a), static_cast<const unsigned char*>(b), bytes, head,
+      count.data());
+  CUDA_CHECK(cudaGetLastError());
+  unsigned long long differences = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&differences, count.data(), sizeof differences,
+                             cudaMemcpyDeviceToHost, stream()));
+  stream_->synchronize();
+  return differences;
+}
+
 void Benchmark::require(const std::string& name, bool ok, const std::string& message) {
   if (options_.profile) return;  // the facts of timed runs, which a profile has none of
   requirements_.push_back({name, ok, message});

@@ -352,6 +352,29 @@ TEST(BenchmarkErrors, AFailingRunIsInvalidNotFatal) {
   EXPECT_GT(bench.find("memset")->rate, 0.0);
 }
 
+TEST(BenchmarkCheckOnDevice, EqualOutputsPassAndOneChangedByteIsFoundAndNamed) {
+  auto bench = make_quick_benchmark();
+  // Odd lengths and an offset start: the comparison's unaligned head and tail are covered.
+  const std::size_t n = (std::size_t{1} << 20) + 7;
+  std::vector<float> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 1000) * 0.5f;
+  course::DeviceBuffer<float> expected(host), same(host), changed(host);
+  const float wrong = -1.0f;
+  CUDA_CHECK(cudaMemcpy(changed.data() + n - 2, &wrong, sizeof wrong, cudaMemcpyHostToDevice));
+  for (const char* name : {"same", "changed", "short"})
+    bench.time(name, 1.0, course::Unit::GBps, [](cudaStream_t) {});
+  bench.check_on_device("same", expected, same);
+  bench.check_on_device("changed", expected, changed, {{}, "out"});
+  course::DeviceBuffer<float> shorter(n - 1);
+  bench.check_on_device("short", expected, shorter);
+  EXPECT_TRUE(bench.find("same")->valid) << bench.find("same")->problem;
+  const course::Measurement& bad = *bench.find("changed");
+  EXPECT_FALSE(bad.valid);
+  EXPECT_NE(bad.problem.find("wrong output"), std::string::npos) << bad.problem;
+  EXPECT_NE(bad.problem.find(std::to_string(n - 2)), std::string::npos) << bad.problem;
+  EXPECT_FALSE(bench.find("short")->valid);
+}
+
 TEST(BenchmarkRecord, SamplesTimedByTheExerciseBecomeAMeasurement) {
   auto bench = make_benchmark();
   const course::Measurement& latency =
