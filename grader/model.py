@@ -301,6 +301,7 @@ class BenchmarkDetails(Details):
     shared_gpu: str = UNSET              # disturbed but kept: --allow-shared-gpu
     confirmed: bool = UNSET              # a timing-only verdict seen twice
     ceilings_measured: list[str] = UNSET  # shared ceilings this exercise was first to record
+    timing: dict = UNSET                 # the program's init_s, measured_s, total_s
 
 
 @dataclass(eq=False)

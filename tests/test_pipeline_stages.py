@@ -218,6 +218,15 @@ def test_benchmark_full_marks(grader_for):
     assert "full marks at 0.80x" in metric.message
 
 
+def test_benchmark_keeps_where_the_programs_time_went(grader_for):
+    data = dict(bench_data(900, 1000),
+                timing={"init_s": 0.4, "measured_s": 0.3, "total_s": 2.5, "planted": 9,
+                        "total": "s"})
+    stage = bench(grader_for, data)
+    assert stage.status == "passed"
+    assert stage.details.timing == {"init_s": 0.4, "measured_s": 0.3, "total_s": 2.5}
+
+
 def test_benchmark_stage_measures_but_awards_nothing(grader_for):
     ex = vector_add()
     g = grader_for(ex)

@@ -20,6 +20,11 @@ from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, run_reporting
                                   student_scratch)
 
 
+# Where a benchmark program's time went (its JSON's "timing"): starting CUDA, the measurements,
+# and the whole program; the rest is its inputs, references and checks.
+TIMING_KEYS = ("init_s", "measured_s", "total_s")
+
+
 def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
     """Runs the benchmark and keeps what it measured; ratios() turns that into metrics once
     the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
@@ -48,6 +53,11 @@ def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
         return stage
     entries = data.get("measurements", [])
     stage.details.measurements = entries if isinstance(entries, list) else []
+    timing = data.get("timing")
+    if isinstance(timing, dict):
+        stage.details.timing = {k: v for k, v in timing.items()
+                                if k in TIMING_KEYS and isinstance(v, (int, float))
+                                and not isinstance(v, bool)}
     failed_requirements = [r for r in data.get("requirements", [])
                            if isinstance(r, dict) and not r.get("ok")]
     problem = ""

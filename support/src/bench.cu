@@ -118,6 +118,10 @@ __global__ void profile_range_marker() {}
   std::exit(2);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());
@@ -172,7 +176,8 @@ double rate_of(double work_per_run, double ms, Unit unit) {
   return unit == Unit::TFLOPs ? per_second / 1e12 : per_second / 1e9;
 }
 
-Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::move(title)) {
+Benchmark::Benchmark(int argc, char** argv, std::string title)
+    : title_(std::move(title)), created_(std::chrono::steady_clock::now()) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -225,6 +230,7 @@ Benchmark::Benchmark(int argc, char** argv, std::string title) : title_(std::mov
   // Work that a static constructor left on the device (a kernel holding every SM, on a stream
   // of its own) ends here, before anything is timed, rather than slowing a baseline.
   CUDA_CHECK(cudaDeviceSynchronize());
+  init_s_ = seconds_since(created_);
 }
 
 void Benchmark::reset_cache_state() {
@@ -811,6 +817,15 @@ int Benchmark::finish() {
       for (const auto& name : profile_ranges_) json.value(name);
       json.end_array();
     }
+    // Where the program's time went: starting CUDA (the context, its modules), everything
+    // else outside the measurements (inputs, references, checks), and the measurements.
+    double measured_s = 0.0;
+    for (const auto& m : measurements_) measured_s += m.wall_s;
+    json.key("timing").begin_object();
+    json.field("init_s", init_s_)
+        .field("measured_s", measured_s)
+        .field("total_s", seconds_since(created_));
+    json.end_object();
     json.key("device").begin_object();
     json.field("name", prop_.name)
         .field("cc", std::to_string(prop_.major) + "." + std::to_string(prop_.minor))

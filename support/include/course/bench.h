@@ -17,6 +17,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -294,6 +295,8 @@ class Benchmark {
   unsigned long long differing_bytes(const void* a, const void* b, std::size_t bytes);
 
   std::string title_;
+  std::chrono::steady_clock::time_point created_;
+  double init_s_ = 0.0;  // the constructor: CUDA's start, the flush buffer, the first sync
   BenchOptions options_;
   cudaDeviceProp prop_{};
   std::optional<Stream> stream_;  // created once a GPU is known to be there
