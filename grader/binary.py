@@ -42,6 +42,11 @@ _NVTX_IMPL = re.compile(r"^nvtx\w+_impl(?:_init)?_v3$")
 NEVER_RUNS = ("@!PT", "@!UPT")
 SHARED_OPS = ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS")
 LOCAL_OPS = ("LDL", "STL")
+# Asynchronous copies from global into shared memory: LDGSTS (cp.async: cuda::memcpy_async with a
+# per-thread pipeline, __pipeline_memcpy_async, inline PTX), and on Hopper the bulk copy
+# (UBLKCP.S.G: cp.async.bulk into shared memory) and the tensor copy (UTMALDG: TMA). Their
+# shared-to-global forms (UBLKCP.G.S, UTMASTG) stage nothing into shared memory and do not count.
+ASYNC_COPY_OPS = ("LDGSTS", "UTMALDG")
 # Warp votes (VOTEU: the uniform datapath's form) and atomics, for uses_warp_vote. A vote on the
 # constant predicate PT only reads the active mask: __activemask(), and what nvcc emits to
 # group a warp's atomics into one (VOTEU.ANY URn, UPT, PT, then POPC or REDUX and one atomic
@@ -120,6 +125,7 @@ class Function:
     shuffles: int = 0               # SHFLs, less those that broadcast an atomic's result
     atomic_broadcasts: int = 0      # SHFL.IDX of a register an atomic just wrote
     system_atomics: int = 0         # global atomics at system scope (ATOM/ATOMG/RED/REDG .SYS)
+    async_copies: int = 0           # global-to-shared async copies (ASYNC_COPY_OPS, UBLKCP.S.G)
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -210,6 +216,8 @@ def parse_sass(text: str, into: Inspection) -> None:
             current.vector += 1
         if op in GLOBAL_ATOMIC_OPS and "SYS" in parts:
             current.system_atomics += 1
+        if op in ASYNC_COPY_OPS or (op == "UBLKCP" and modifiers.startswith(".S.G")):
+            current.async_copies += 1
         if op == "MEMBAR":
             if set(parts) & DEVICE_FENCE_SCOPES:
                 current.fences += 1

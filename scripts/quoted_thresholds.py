@@ -104,6 +104,8 @@ RULE_WORDS = {
     "uses_readonly_path": "loads through the read-only path (`LDG...CONSTANT`) or a texture",
     "uses_texture": "fetches through a texture object",
     "uses_vector_loads": "has 16-byte global loads (`LDG.E.128`)",
+    "uses_async_copy": "copies global memory into shared memory asynchronously (`LDGSTS`: "
+                       "`cp.async`)",
     "no_local_memory": "uses no local memory (no spills, no local arrays)",
     "max_registers": "uses at most {value} registers per thread",
     "uses_device_launch": "launches kernels from the device",

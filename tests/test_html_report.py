@@ -261,8 +261,8 @@ def test_ladder_rungs_pair_the_report_with_the_reference():
     reduce, matmul = html_report._reference()["ladders"]
     rungs = html_report.ladder_rungs(report, matmul)
     assert [(r.number, r.reference) for r in rungs] == [(1, 0.12), (2, 0.17), (3, 0.69),
-                                                         (4, 0.86)]
-    assert rungs[3].ratio is None  # the report has no rung 4
+                                                         (4, 0.86), (5, 0.94)]
+    assert rungs[3].ratio is None and rungs[4].ratio is None  # the report has no rung 4 or 5
     assert rungs[2].ratio is None and rungs[0].ratio == pytest.approx(0.13)  # v3 did not build
     assert [r.reference for r in html_report.ladder_rungs(report, reduce)] == [
         0.11, 0.19, 0.24, 0.45, 0.95, 0.93, 1.00, 1.01]

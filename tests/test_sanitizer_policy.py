@@ -65,6 +65,7 @@ INITCHECK_REQUIRED = {
     "matmul_v2_shared_tiles": "the A and B tiles must be zero-filled outside the matrices",
     "matmul_v3_register_blocking": "the A and B tiles must be zero-filled outside the matrices",
     "matmul_v4_warp_tiling": "both stages of the A and B tiles must be zero-filled outside",
+    "matmul_v5_async_copy": "the copies' zero-fill must write every float of a stage it reads",
     "bank_conflicts": "every element of the padded tile that is read must be loaded",
     "async_copy": "the staged buffers (asynchronous copies and the halo's zeros) must be filled",
     "stencil_constant": "the tile's halo must hold 0 outside [0, n)",

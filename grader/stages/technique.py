@@ -403,6 +403,19 @@ def _instead_of_fences(kernels: list[Function], found: Inspection) -> str:
     return ""
 
 
+def _instead_of_async_copies(kernels: list[Function], found: Inspection) -> str:
+    """How kernels without an asynchronous copy fill their shared memory, if they do."""
+    ops = _seen(kernels, found)[1]
+    if _count(ops, ("STS", "STSM")) and ops.get("LDG"):
+        return (": the kernel stages its tiles through registers (LDG, then STS), which holds "
+                "each thread until the load lands")
+    if _count(ops, ("STS", "STSM")):
+        return ": the kernel fills shared memory with plain stores (STS)"
+    if not _count(ops, SHARED_OPS):
+        return ": the kernel does not use shared memory"
+    return ""
+
+
 def _misplaced_fence(orders: list[list[str]]) -> str:
     """Where a device-scope fence stands when none lies between a store and a later atomic."""
     def after(order, i, kinds):
@@ -541,6 +554,12 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
                _in_closure("vector"), "16-byte load", "16-byte loads", "16-byte loads",
                _when(("LDG",), ": every global load is 4 or 8 bytes wide (LDG.E, "
                                "LDG.E.64)"))),
+    Rule("uses_async_copy", "some kernel that runs copies global memory into shared memory "
+                            "asynchronously",
+         _Uses("asynchronous global-to-shared copies (LDGSTS: cp.async, cuda::memcpy_async, "
+               "__pipeline_memcpy_async; or Hopper's bulk and tensor copies, UBLKCP/UTMALDG)",
+               _in_closure("async_copies"), "asynchronous copy", "asynchronous copies",
+               "asynchronous copies", _instead_of_async_copies)),
     Rule("no_local_memory", "no kernel that runs spills or keeps arrays in local memory",
          _Limit(lambda rule: "no local memory (no spills: no LDL/STL, 0 bytes of stack and "
                              "local)", _local_use)),

@@ -1,5 +1,6 @@
-// Shared by the four rungs of the matrix-product ladder (matmul_v1_naive, matmul_v2_shared_tiles,
-// matmul_v3_register_blocking, matmul_v4_warp_tiling): course-owned helpers, not student code.
+// Shared by the five rungs of the matrix-product ladder (matmul_v1_naive, matmul_v2_shared_tiles,
+// matmul_v3_register_blocking, matmul_v4_warp_tiling, matmul_v5_async_copy): course-owned
+// helpers, not student code.
 // Every rung's launcher has the same shape (see the rung's own header):
 //
 //   void matmul_vK_name(const float* A, const float* B, float* C, int M, int N, int K,
