@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -487,10 +488,24 @@ def inspect(library: Path, cuobjdump: str, nm: str | None, cxxfilt: str | None,
     kernel then counts as launched)."""
     found = Inspection()
     lib = str(library)
-    parse_symbols(_tool([cuobjdump, "-symbols", lib]), found)
-    parse_sass(_tool([cuobjdump, "-sass", lib]), found)
-    parse_res_usage(_tool([cuobjdump, "-res-usage", lib]), found)
-    parse_relocations(_tool([cuobjdump, "-elf", lib]), found)
+    # The tools read the same file and share nothing: they run at once (a technique stage
+    # waits for the slowest of them, not for their sum).
+    commands = {"symbols": ([cuobjdump, "-symbols", lib], False),
+                "sass": ([cuobjdump, "-sass", lib], False),
+                "res_usage": ([cuobjdump, "-res-usage", lib], False),
+                "elf": ([cuobjdump, "-elf", lib], False)}
+    if nm:
+        commands["nm"] = ([nm, "-P", lib], False)
+    if objdump:
+        commands["disassembly"] = ([objdump, "-d", "-r", "-t", "--no-show-raw-insn", lib], True)
+        commands["records"] = ([objdump, "-r", lib], True)
+    with ThreadPoolExecutor(max_workers=len(commands), thread_name_prefix="inspect") as pool:
+        runs = {key: pool.submit(_tool, args, whole) for key, (args, whole) in commands.items()}
+        out = {key: run.result() for key, run in runs.items()}  # the first ToolError raises
+    parse_symbols(out["symbols"], found)
+    parse_sass(out["sass"], found)
+    parse_res_usage(out["res_usage"], found)
+    parse_relocations(out["elf"], found)
     if any(f.ops for f in found.functions.values()) and \
             not any(f.kernel for f in found.functions.values()):
         # Device code with no kernel: a symbol table this parser cannot read (device
@@ -499,11 +514,9 @@ def inspect(library: Path, cuobjdump: str, nm: str | None, cxxfilt: str | None,
         raise ToolError("cuobjdump -symbols named no kernel although the library has device "
                         "code: its output format is not one the grader reads")
     if nm:
-        parse_nm(_tool([nm, "-P", lib]), found)
+        parse_nm(out["nm"], found)
     if objdump:
-        parse_host_code(_tool([objdump, "-d", "-r", "-t", "--no-show-raw-insn", lib],
-                              whole=True),
-                        _tool([objdump, "-r", lib], whole=True), found)
+        parse_host_code(out["disassembly"], out["records"], found)
     # Only for messages and kernel regexes; mangled names serve when it fails.
     found.demangled = demangle(sorted(set(found.functions) | {n for n, _ in found.host}),
                                cxxfilt)
