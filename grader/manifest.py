@@ -98,6 +98,10 @@ class Exercise:
     # The tests' verdicts depend on timing or on the GPU's free resources: they (and their
     # sanitizer runs) hold the GPU alone, never beside another grader's programs.
     tests_alone: bool = False
+    # The cases read the device's free memory (leak checks): split over processes (a student's
+    # re-grade with cores to spare), each would see its siblings' allocations, so they run in
+    # one process.
+    tests_one_process: bool = False
     sanitizer_tools: tuple[str, ...] = ("memcheck",)
     sanitizer_filter: str = "*"
     sanitizer_timeout_s: float = 300.0
@@ -222,7 +226,7 @@ def load_manifest(path: Path) -> Exercise:
     shared = _shared_folder(path, name, ex.text("shared"))
 
     correctness = _Table(path, "correctness", top.data.get("correctness"),
-                         {"points", "timeout_s", "case_timeout_s", "alone"})
+                         {"points", "timeout_s", "case_timeout_s", "alone", "one_process"})
     sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
                        {"tools", "gtest_filter", "timeout_s", "leak_check"})
     benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
@@ -275,6 +279,7 @@ def load_manifest(path: Path) -> Exercise:
         case_timeout_s=(correctness.number("case_timeout_s", positive=True)
                         if "case_timeout_s" in correctness.data else None),
         tests_alone=correctness.flag("alone"),
+        tests_one_process=correctness.flag("one_process"),
         sanitizer_tools=tools,
         sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),

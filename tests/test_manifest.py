@@ -548,3 +548,20 @@ def test_malformed_proof_names_file_and_field(tmp_path, case):
     assert info.value.field == field, message
     assert f"proven.toml: {field}: " in message and "\n" not in message
     assert words.lower() in message.lower(), message
+
+
+def test_exercises_whose_tests_check_for_leaks_keep_their_cases_in_one_process():
+    """A leak check reads the device's free memory, which a sibling process (the cases split
+    over processes for a re-grade) changes: every exercise whose tests check for leaks says
+    one_process, and only those."""
+    root = Path(__file__).resolve().parent.parent
+    for ex in manifest.discover(root):
+        tests = (root / "chapters" / ex.chapter / ex.name).glob("*_test.cpp")
+        checks_leaks = any("nothing_leaked" in t.read_text() for t in tests)
+        assert ex.tests_one_process == checks_leaks, ex.name
+
+
+def test_one_process_flag(tmp_path):
+    one = VALID.replace("[correctness]\n", "[correctness]\none_process = true\n")
+    assert manifest.load_manifest(write(tmp_path, "ch01_a", "split", one)).tests_one_process
+    assert not manifest.load_manifest(write(tmp_path, "ch01_a", "whole")).tests_one_process

@@ -20,8 +20,9 @@ def run(grader_for):
     """run(cases, timeout_s=..., **fake_config) -> (stage, expected, elapsed seconds)."""
 
     def go(cases, *, timeout_s=20.0, output_limit=None, shards=1, tests_alone=False,
-           **config):
-        ex = vector_add(test_timeout_s=timeout_s, tests_alone=tests_alone)
+           one_process=False, **config):
+        ex = vector_add(test_timeout_s=timeout_s, tests_alone=tests_alone,
+                        tests_one_process=one_process)
         extra = {"output_limit": output_limit} if output_limit else {}
         g = grader_for(ex, **extra)
         binary = fake_gtest(g.options.build_dir / "vector_add_test", cases, **config)
@@ -305,8 +306,9 @@ def test_forged_lines_in_any_shard_void_every_case(run):
     assert set(statuses(stage).values()) == {"failed"}
 
 
-def test_an_exercise_that_tests_alone_is_not_split(run, grader_for):
-    log = grader_for(vector_add()).options.build_dir / "alone.log"
-    stage, _, _ = run(CASES, shards=2, tests_alone=True, timeline=str(log))
+@pytest.mark.parametrize("flag", ["tests_alone", "one_process"])
+def test_an_exercise_that_tests_alone_or_in_one_process_is_not_split(run, grader_for, flag):
+    log = grader_for(vector_add()).options.build_dir / f"{flag}.log"
+    stage, _, _ = run(CASES, shards=2, timeline=str(log), **{flag: True})
     assert stage.status == "passed"
     assert sum(json.loads(l)["event"] == "start" for l in log.read_text().splitlines()) == 1

@@ -48,7 +48,8 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     """Runs the binary (under `wrapper`, e.g. compute-sanitizer) and classifies the run.
     `stage_name` names the result and its scratch folder (a sanitizer's run: sanitizer-TOOL);
     its details are TestsDetails whatever the name. `shards` > 1 splits the cases over that
-    many processes (never under a wrapper, nor for an exercise that tests alone). Setting
+    many processes (never under a wrapper, nor for an exercise that tests alone or in one
+    process). Setting
     `cancel` ends the run early (see proc.run)."""
     expected = list_cases(options, binary, gtest_filter,
                           scratch=student_scratch(options, ex, f"{stage_name}-list"))
@@ -56,7 +57,8 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
     if wrapper is None and ex.case_timeout_s:
         # Under a sanitizer cases run many times slower: only the tests stage stops a case.
         env["COURSE_CASE_LIMIT_S"] = f"{ex.case_timeout_s:g}"
-    if wrapper is not None or ex.tests_alone or len(expected) < 2 * shards:
+    if wrapper is not None or ex.tests_alone or ex.tests_one_process \
+            or len(expected) < 2 * shards:
         shards = 1
     run_once = partial(_run_once, options, ex, binary, stage_name, gtest_filter, wrapper,
                        timeout_s or ex.test_timeout_s, env, cancel)
