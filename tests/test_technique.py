@@ -290,7 +290,7 @@ def test_parse_symbols_reads_the_toolkits_format_too():
 def test_device_code_without_a_readable_kernel_is_a_tool_error(monkeypatch, tmp_path):
     outputs = {"-symbols": "symbols:\nSTT_FUNC  STB_GLOBAL  STO_SOMETHING_NEW  _Z1kv\n",
                "-sass": (DATA / "readonly_sass.txt").read_text(), "-res-usage": "", "-elf": ""}
-    monkeypatch.setattr(binary, "_tool", lambda args: outputs[args[1]])
+    monkeypatch.setattr(binary, "_tool", lambda args, whole=False: outputs[args[1]])
     with pytest.raises(binary.ToolError, match="named no kernel"):
         binary.inspect(tmp_path / "lib.a", "cuobjdump", None, None)
     assert not verdict(binary.Inspection(), rule("uses_shuffle"))[0]
