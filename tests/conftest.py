@@ -6,7 +6,10 @@ the grader's programs are replaced by the stand-ins in tests/fakes.py.
 
 from __future__ import annotations
 
+import compileall
 import faulthandler
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -20,6 +23,26 @@ from helpers import (FIXTURES, PYTHON, ROOT, VECTOR_ADD, assert_one_line_error, 
                      make_student, run_cli, vector_add)
 from grader import manifest  # noqa: E402
 from grader.pipeline import GradeOptions, Grader  # noqa: E402
+
+
+def pytest_sessionstart(session):
+    """Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE, as some shells and CI set),
+    each of the suite's hundreds of `python -m grader` programs would compile the grader from
+    source again (a quarter of a second each): it is compiled once here, as a first import
+    would have written it without that setting (__pycache__, which git ignores)."""
+    if sys.flags.dont_write_bytecode:
+        compileall.compile_dir(ROOT / "grader", quiet=2)
+
+
+@pytest.fixture
+def course_build_dir(tmp_path):
+    """A build folder at the depth of the grader's own (build/grade/<name>), removed after the
+    test. ccache keys nvcc's results on the paths relative to the build folder: built here, the
+    course's own code is the compiler cache's, shared with every other build of the course
+    (scripts/test.sh's, the fixtures'), where one under tmp_path compiles it all again."""
+    path = ROOT / "build" / "grade" / f"test-{os.getpid()}-{tmp_path.name}"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

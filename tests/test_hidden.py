@@ -157,8 +157,8 @@ def test_the_hidden_source_is_neither_course_code_nor_a_public_test():
 
 @needs_hidden_source
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_the_hidden_source_compiles_only_with_hidden(tmp_path):
-    build = tmp_path / "build"
+def test_the_hidden_source_compiles_only_with_hidden(course_build_dir):
+    build = course_build_dir
 
     def listed():
         r = run_cli("grade", "solutions", "-e", "vector_add", "--build-only", "-q",

@@ -17,6 +17,7 @@ _every_plot_kind() adds the course's other sweeps to the failing report: two-poi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -129,7 +130,10 @@ def _every_plot_kind(compact: bool = False) -> model.Report:
     return report
 
 
+@functools.cache
 def _page(name: str) -> str:
+    """The page of a saved report, drawn once for the session (drawing the plots is what takes
+    the time; the tests only read it)."""
     return html_report.page(model.Report.load(REPORTS[name]))
 
 
@@ -144,7 +148,7 @@ def _text(html: str) -> str:
 @pytest.mark.parametrize("name", ["full", "failing"])
 def test_page_has_every_exercise_and_its_plots(name):
     report = model.Report.load(REPORTS[name])
-    html = html_report.page(report)
+    html = _page(name)
     assert html.startswith("<!DOCTYPE html>")
     for ex in report.exercises:
         assert f'<section class="exercise" id="{ex.key}">' in html
@@ -381,7 +385,7 @@ def test_page_in_a_headless_browser(name, tmp_path):
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = SCREENSHOTS / f"{name}.html"
-    html_report.write(model.Report.load(REPORTS[name]), page)
+    page.write_text(_page(name), encoding="utf-8")  # html_report.write's page, drawn once
     shot = SCREENSHOTS / f"{name}.png"
     shot.unlink(missing_ok=True)
 

@@ -190,7 +190,7 @@ def test_time_table_bad_report(tmp_path):
     assert r.returncode == 1 and r.stderr.startswith("time_table: ")
 
 
-def test_incremental_times_rebuilds_the_changed_exercise_alone(tmp_path):
+def test_incremental_times_rebuilds_the_changed_exercise_alone(tmp_path, course_build_dir):
     """On the CPU with --build-only: the course is built first, then the one exercise's file is
     changed and graded again; its row and the slowest line are printed. (The GPU check runs
     it on every exercise of every chapter, with the 12 s limit and the 8 s median.)"""
@@ -199,7 +199,7 @@ def test_incremental_times_rebuilds_the_changed_exercise_alone(tmp_path):
                     submission / "ch01_programming_model")
     before = (submission / "ch01_programming_model" / "device_query.cu").read_text()
     r = subprocess.run([PYTHON, str(ROOT / "scripts" / "incremental_times.py"), str(submission),
-                        str(tmp_path / "build"), "--exercises", "device_query", "--build-only",
+                        str(course_build_dir), "--exercises", "device_query", "--build-only",
                         "--limit", "600", "--median-limit", "600",
                         "--json-dir", str(tmp_path / "reports")],
                        capture_output=True, text=True, timeout=900, cwd="/")

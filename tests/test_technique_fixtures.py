@@ -4,6 +4,15 @@ its exercises only); a rejection is checked in full (status, points, messages), 
 exercises' technique verdicts and messages (fixture_expect.technique_mismatches). A fixture with
 patches is built as its materialised copy (tests/fixture_files.py).
 
+The fixtures are graded ahead, as many at once as the machine has cores (at most 8;
+COURSE_TEST_JOBS=N sets it; each grade is mostly one nvcc or Meson process at a time), each
+worker in a build folder of its own that its grades take in turn: a fixture's grade
+reconfigures the folder for its submission, as a student's next grade does, and compiles only
+what that submission changes (the course's own code is built once per folder). The course
+libraries that another fixture's exercises left there are removed first, so that the integrity
+stage reads this build's only, as in a folder of its own. Each test waits for its own
+fixture's grade and checks it; a run of a few tests (-k) grades only those.
+
 Not skipped when cuobjdump is missing: scripts/setup.sh installs it, and a CI that cannot find
 it must fail rather than pass by checking nothing.
 """
@@ -11,6 +20,10 @@ it must fail rather than pass by checking nothing.
 from __future__ import annotations
 
 import json
+import os
+import queue
+import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,22 +31,69 @@ import pytest
 import fixture_expect
 import fixture_files
 from grader import tools
-from helpers import run_cli
+from grader.stages import integrity
+from helpers import ROOT, run_cli
 
 BUILD_TIMEOUT_S = 1200
+# The workers' build folders: at the depth of the grader's own (build/grade/<name>), where the
+# compiler cache shares the course's objects with every other build of the course.
+BUILD_DIRS = ROOT / "build" / "grade"
+WORKERS = int(os.environ.get("COURSE_TEST_JOBS", "0")) or min(os.cpu_count() or 1, 8)
 
 
-@pytest.mark.parametrize("directory", fixture_expect.static_dirs(), ids=lambda p: p.name)
-def test_static_verdicts(directory: Path, tmp_path):
-    assert tools.find("cuobjdump") and tools.find("nvdisasm"), \
-        "cuobjdump or nvdisasm not found: run scripts/setup.sh (it installs NVIDIA's wheels)"
+def _tools_found() -> bool:
+    return bool(tools.find("cuobjdump") and tools.find("nvdisasm"))
+
+
+def _grade(directory: Path, build_dirs: "queue.Queue[Path]", scratch: Path
+           ) -> tuple[subprocess.CompletedProcess, Path]:
+    """--build-only grade of the fixture's exercises in a free worker's build folder."""
     expect = fixture_expect.load(directory)
-    report_path = tmp_path / "report.json"
+    report_path = scratch / f"{directory.name}.json"
     args = ["grade", fixture_files.submission(directory), "--build-only", "-q", "--json",
             report_path]
     for name in expect["exercises"]:
         args += ["-e", name]
-    result = run_cli(*args, timeout=BUILD_TIMEOUT_S)
+    build_dir = build_dirs.get()
+    try:
+        for pattern in integrity.COURSE_LIBRARY_PATTERNS:  # rebuilt if this build has them
+            for stale in build_dir.glob(pattern):
+                stale.unlink()
+        return run_cli(*args, "--build-dir", build_dir, timeout=BUILD_TIMEOUT_S), report_path
+    finally:
+        build_dirs.put(build_dir)
+
+
+@pytest.fixture(scope="module")
+def grades(request, tmp_path_factory) -> dict[Path, Future]:
+    """fixture folder -> the future of its grade, for the fixtures this session's tests check;
+    the largest first, so that no worker is left with a long one at the end."""
+    wanted = [item.callspec.params["directory"] for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")
+              and "directory" in item.callspec.params]
+    if not wanted or not _tools_found():
+        yield {}
+        return
+    wanted.sort(key=lambda d: -len(fixture_expect.load(d)["exercises"]))
+    build_dirs: queue.Queue[Path] = queue.Queue()
+    for i in range(min(WORKERS, len(wanted))):
+        build_dirs.put(BUILD_DIRS / f"static-verdicts-{i}")
+    scratch = tmp_path_factory.mktemp("static-verdicts")
+    with ThreadPoolExecutor(max_workers=build_dirs.qsize()) as pool:
+        futures = {d: pool.submit(_grade, d, build_dirs, scratch) for d in wanted}
+        try:
+            yield futures
+        finally:
+            for future in futures.values():
+                future.cancel()
+
+
+@pytest.mark.parametrize("directory", fixture_expect.static_dirs(), ids=lambda p: p.name)
+def test_static_verdicts(directory: Path, grades):
+    assert _tools_found(), \
+        "cuobjdump or nvdisasm not found: run scripts/setup.sh (it installs NVIDIA's wheels)"
+    expect = fixture_expect.load(directory)
+    result, report_path = grades[directory].result()
     # --build-only exits 1 when an exercise does not compile or is rejected, 0 otherwise.
     rejects = any(fixture_expect.rejected_only(spec) for spec in expect["exercises"].values())
     assert result.returncode == (1 if rejects else 0), \
@@ -49,4 +109,3 @@ def test_static_verdicts(directory: Path, tmp_path):
             problems.append(f"{name}: {exercise['status']} ({exercise['message']})")
         problems += fixture_expect.technique_mismatches(spec, exercise)
     assert not problems, "\n".join(problems) + "\n\n" + result.stdout[-4000:]
-

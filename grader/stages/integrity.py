@@ -20,6 +20,7 @@ Forbidden libraries (CUB, cuBLAS) stay the technique stage's business, per exerc
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         undefined = binary.symbols(nm, library, defined=False)
         course = set()
         for lib in course_libraries(options.build_dir):
-            course |= binary.symbols(nm, lib, defined=True)
+            course |= defined_symbols(nm, lib)
         names = binary.demangle(sorted(undefined | course), tools.find("c++filt"))
         findings = check(undefined, course, names, ex.course_calls)
         objdump = tools.find("objdump")
@@ -107,6 +108,27 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
         return stage
     classify(stage, findings)
     return stage
+
+
+# What each course library defines, read once per grader process: every exercise of a build
+# links the same forty-odd course libraries, and reading them again for each exercise (one nm
+# each) was most of the stage's time. A library that changed since (another size, time or
+# inode: rebuilt) is read again.
+_DEFINED: dict[tuple, frozenset[str]] = {}
+_DEFINED_LOCK = threading.Lock()
+
+
+def defined_symbols(nm: str, library: Path) -> frozenset[str]:
+    """binary.symbols(nm, library, defined=True), remembered for the library as it is now."""
+    st = library.stat()
+    key = (nm, str(library.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+    with _DEFINED_LOCK:
+        found = _DEFINED.get(key)
+    if found is None:
+        found = frozenset(binary.symbols(nm, library, defined=True))
+        with _DEFINED_LOCK:
+            _DEFINED[key] = found
+    return found
 
 
 def course_libraries(build_dir: Path) -> list[Path]:
