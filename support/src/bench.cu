@@ -469,6 +469,7 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     return m;
   }
   const auto began = std::chrono::steady_clock::now();
+  m.started_s = std::chrono::duration<double>(began - created_).count();
   try {
     reset_cache_state();
     std::optional<CallChecker> checker;
@@ -846,6 +847,7 @@ int Benchmark::finish() {
           .field("ci_high_ms", m.ci_high_ms)
           .field("stopped", m.stopped)
           .field("wall_s", m.wall_s)
+          .field("started_s", m.started_s)
           .field("rate", m.rate)
           .field("valid", m.valid)
           .field("problem", m.problem)

@@ -1,5 +1,7 @@
 #include "course/compare.h"
 
+#include "course/parallel.h"
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -17,6 +19,8 @@ bool is_poison(const T& value) {
 }
 
 namespace {
+
+constexpr std::size_t kComparedPerThread = 1 << 20;
 
 template <class T>
 std::string show(const T& value) {
@@ -56,19 +60,35 @@ bool nan_matches(const T& expected, const T& actual) {
   return !is_poison(actual) || is_poison(expected);
 }
 
+// The cores share the elements; each range keeps its count and its first few mismatches,
+// joined in index order, so the report is the one a single pass would give.
 template <class T, class Equal>
 Comparison compare_with(const T* expected, const T* actual, std::size_t n,
                         const CompareOptions& options, Equal equal) {
+  struct Part {
+    std::size_t mismatches = 0;
+    std::vector<Mismatch> first;
+  };
+  std::vector<Part> parts(chunk_count(n, kComparedPerThread));
+  parallel_chunks(n, kComparedPerThread, [&](std::size_t chunk, std::size_t begin,
+                                             std::size_t end) {
+    Part& part = parts[chunk];
+    for (std::size_t i = begin; i < end; ++i) {
+      if (equal(expected[i], actual[i])) continue;
+      if (part.mismatches++ < options.max_report)
+        part.first.push_back({i, show(expected[i]), show(actual[i]), is_poison(actual[i])});
+    }
+  });
   Comparison result;
   result.checked = n;
   result.shape = options.shape;
   result.what = options.what;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (equal(expected[i], actual[i])) continue;
-    result.ok = false;
-    if (result.mismatches++ < options.max_report)
-      result.first.push_back({i, show(expected[i]), show(actual[i]), is_poison(actual[i])});
+  for (Part& part : parts) {
+    result.mismatches += part.mismatches;
+    for (Mismatch& m : part.first)
+      if (result.first.size() < options.max_report) result.first.push_back(std::move(m));
   }
+  result.ok = result.mismatches == 0;
   return result;
 }
 

@@ -1,14 +1,15 @@
 #include "course/device_random.h"
 
-#include <algorithm>
-#include <thread>
 #include <vector>
 
 #include "course/device_fill.cuh"
+#include "course/parallel.h"
 
 namespace course {
 
 namespace {
+
+constexpr std::size_t kSummedPerThread = 1 << 20;
 
 struct HashedInt {
   std::uint64_t seed;
@@ -40,18 +41,13 @@ void fill_hashed(float* data, std::size_t n, std::uint64_t seed, cudaStream_t st
 }
 
 long long hashed_int_sum(std::size_t n, std::uint64_t seed) {
-  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  std::vector<long long> partial(workers, 0);
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < workers; ++w) {
-    threads.emplace_back([&partial, n, seed, w, workers] {
-      long long sum = 0;
-      for (std::size_t i = w * n / workers; i < (w + 1) * n / workers; ++i)
-        sum += hashed_int(i, seed);
-      partial[w] = sum;
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+  std::vector<long long> partial(chunk_count(n, kSummedPerThread), 0);
+  parallel_chunks(n, kSummedPerThread, [&](std::size_t chunk, std::size_t begin,
+                                           std::size_t end) {
+    long long sum = 0;
+    for (std::size_t i = begin; i < end; ++i) sum += hashed_int(i, seed);
+    partial[chunk] = sum;
+  });
   long long sum = 0;
   for (const long long p : partial) sum += p;
   return sum;

@@ -1,5 +1,8 @@
 #include "course/random.h"
 
+#include "course/device_random.h"
+#include "course/parallel.h"
+
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -59,24 +62,47 @@ std::mt19937_64 make_rng(std::uint64_t seed, std::string_view salt) {
 
 std::mt19937_64 make_rng(std::string_view salt) { return make_rng(run_seed(), salt); }
 
+// Each element is a hash of (a seed drawn from rng, its index), as on the device
+// (course/device_random.h): the cores share the indices, and the values do not depend on how
+// many there are.
+namespace {
+constexpr std::size_t kPerThread = 1 << 18;
+
+// lo + the high 32 bits of hash scaled to the hi - lo + 1 values of [lo, hi] (multiply-high:
+// the bias is below 2^-32 for any range).
+std::uint64_t offset_in(std::uint64_t hash, std::uint64_t values) {
+  return ((hash >> 32) * values) >> 32;
+}
+}  // namespace
+
 std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> dist(lo, hi);
+  const std::uint64_t seed = rng();
   std::vector<float> values(n);
-  for (auto& v : values) v = dist(rng);
+  parallel_chunks(n, kPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) values[i] = hashed_float(i, seed, lo, hi);
+  });
   return values;
 }
 
 std::vector<int> random_ints(std::size_t n, int lo, int hi, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> dist(lo, hi);
+  const std::uint64_t seed = rng();
+  const std::uint64_t span = static_cast<std::uint64_t>(static_cast<std::int64_t>(hi) - lo) + 1;
   std::vector<int> values(n);
-  for (auto& v : values) v = dist(rng);
+  parallel_chunks(n, kPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i)
+      values[i] = static_cast<int>(lo + static_cast<std::int64_t>(offset_in(hash_index(i, seed), span)));
+  });
   return values;
 }
 
 std::vector<unsigned> random_uints(std::size_t n, unsigned lo, unsigned hi, std::mt19937_64& rng) {
-  std::uniform_int_distribution<unsigned> dist(lo, hi);
+  const std::uint64_t seed = rng();
+  const std::uint64_t span = static_cast<std::uint64_t>(hi - lo) + 1;
   std::vector<unsigned> values(n);
-  for (auto& v : values) v = dist(rng);
+  parallel_chunks(n, kPerThread, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i)
+      values[i] = lo + static_cast<unsigned>(offset_in(hash_index(i, seed), span));
+  });
   return values;
 }
 

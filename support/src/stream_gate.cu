@@ -28,6 +28,19 @@ __global__ void gate_kernel(volatile int* flags, unsigned long long timeout_ns) 
   __threadfence_system();
 }
 
+// Sets *found when any of the bytes differs from value.
+__global__ void find_other_byte(const unsigned char* bytes, std::size_t n, unsigned char value,
+                                int* found) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    if (bytes[i] != value) {
+      *found = 1;
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 StreamGate::StreamGate(cudaStream_t stream, double timeout_s) : stream_(stream) {
@@ -105,6 +118,27 @@ HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>&
   gate.open();
   held.gave_up = gate.gave_up();
   return held;
+}
+
+bool holds_only(const void* device, std::size_t bytes, unsigned char value) {
+  if (bytes == 0) return true;
+  cudaStream_t side = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  int* found = nullptr;
+  cudaError_t status = cudaMallocHost(&found, sizeof(int));
+  if (status == cudaSuccess) {
+    *found = 0;
+    // A few blocks: the scan takes microseconds and leaves the SMs to the work it watches.
+    find_other_byte<<<64, 256, 0, side>>>(static_cast<const unsigned char*>(device), bytes, value,
+                                          found);
+    status = cudaGetLastError();
+    if (status == cudaSuccess) status = cudaStreamSynchronize(side);
+  }
+  const bool same = status == cudaSuccess && *reinterpret_cast<volatile int*>(found) == 0;
+  if (found != nullptr) cudaFreeHost(found);
+  cudaStreamDestroy(side);
+  CUDA_CHECK(status);
+  return same;
 }
 
 }  // namespace course

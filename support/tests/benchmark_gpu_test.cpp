@@ -24,6 +24,7 @@
 #include "course/buffers.h"
 #include "course/check.h"
 #include "course/device_random.h"
+#include "course/stream_gate.h"
 #include "course/testing.h"
 #include "test_kernels.h"
 
@@ -373,6 +374,26 @@ TEST(BenchmarkCheckOnDevice, EqualOutputsPassAndOneChangedByteIsFoundAndNamed) {
   EXPECT_NE(bad.problem.find("wrong output"), std::string::npos) << bad.problem;
   EXPECT_NE(bad.problem.find(std::to_string(n - 2)), std::string::npos) << bad.problem;
   EXPECT_FALSE(bench.find("short")->valid);
+}
+
+TEST(HoldsOnly, EveryByteIsReadOnTheDeviceFromDeviceOrPinnedMemory) {
+  const std::size_t bytes = (std::size_t{1} << 22) + 5;
+  course::DeviceBuffer<unsigned char> device(bytes);
+  device.fill_bytes(course::kPoisonByte);
+  EXPECT_TRUE(course::holds_only(device.data(), bytes, course::kPoisonByte));
+  EXPECT_FALSE(course::holds_only(device.data(), bytes, 0));
+  EXPECT_TRUE(course::holds_only(device.data(), 0, 0)) << "no bytes: nothing differs";
+  const unsigned char other = 0x7f;
+  CUDA_CHECK(cudaMemcpy(device.data() + bytes - 1, &other, 1, cudaMemcpyHostToDevice));
+  EXPECT_FALSE(course::holds_only(device.data(), bytes, course::kPoisonByte)) << "the last byte";
+  EXPECT_TRUE(course::holds_only(device.data(), bytes - 1, course::kPoisonByte));
+  unsigned char* pinned = nullptr;
+  CUDA_CHECK(cudaMallocHost(&pinned, 4096));
+  std::memset(pinned, 3, 4096);
+  EXPECT_TRUE(course::holds_only(pinned, 4096, 3));
+  pinned[4000] = 4;
+  EXPECT_FALSE(course::holds_only(pinned, 4096, 3));
+  CUDA_CHECK(cudaFreeHost(pinned));
 }
 
 TEST(BenchmarkRecord, SamplesTimedByTheExerciseBecomeAMeasurement) {

@@ -20,6 +20,7 @@
 #include "course/compare.h"
 #include "course/device_random.h"
 #include "course/json.h"
+#include "course/parallel.h"
 #include "course/random.h"
 #include "course/testing.h"
 
@@ -76,6 +77,77 @@ TEST(Random, ValuesStayInRangeAndAreNotConstant) {
     EXPECT_LE(v, 3);
   }
   EXPECT_EQ(seen.size(), 7u);
+}
+
+TEST(Random, ALongDrawStartsWithTheShortDrawOfTheSameGenerator) {
+  // The long draws are split over the cores; each element depends on its index alone.
+  for (const std::size_t n : {std::size_t{5}, std::size_t{3} << 20}) {
+    auto short_rng = course::make_rng(9, "prefix");
+    auto long_rng = course::make_rng(9, "prefix");
+    const auto few = course::random_floats(1000, -2.f, 3.f, short_rng);
+    const auto many = course::random_floats(n + 1000, -2.f, 3.f, long_rng);
+    EXPECT_TRUE(std::equal(few.begin(), few.end(), many.begin())) << "n = " << n;
+    EXPECT_EQ(short_rng(), long_rng()) << "one draw from the generator either way";
+  }
+  auto a = course::make_rng(9, "ints");
+  auto b = course::make_rng(9, "ints");
+  const auto ints = course::random_ints(std::size_t{3} << 20, -1000, 1000, a);
+  const auto head = course::random_ints(64, -1000, 1000, b);
+  EXPECT_TRUE(std::equal(head.begin(), head.end(), ints.begin()));
+}
+
+TEST(Random, FullRangesReachBothEndsAndAveragesAreCentred) {
+  auto rng = course::make_rng(3, "full");
+  const auto ints = course::random_ints(1 << 20, std::numeric_limits<int>::min(),
+                                        std::numeric_limits<int>::max(), rng);
+  const auto [lo, hi] = std::minmax_element(ints.begin(), ints.end());
+  EXPECT_LT(*lo, std::numeric_limits<int>::min() / 1000 * 999);
+  EXPECT_GT(*hi, std::numeric_limits<int>::max() / 1000 * 999);
+  const auto uints = course::random_uints(1 << 20, 0u, std::numeric_limits<unsigned>::max(), rng);
+  EXPECT_GT(*std::max_element(uints.begin(), uints.end()), 4290000000u);
+  const auto small = course::random_uints(1 << 16, 5u, 6u, rng);
+  EXPECT_EQ(std::set<unsigned>(small.begin(), small.end()), (std::set<unsigned>{5u, 6u}));
+  const auto floats = course::random_floats(1 << 20, 10.f, 20.f, rng);
+  double sum = 0.0;
+  for (const float v : floats) {
+    ASSERT_GE(v, 10.f);
+    ASSERT_LT(v, 20.f);
+    sum += v;
+  }
+  EXPECT_NEAR(sum / floats.size(), 15.0, 0.05);
+}
+
+TEST(Parallel, EveryIndexOnceInChunkOrder) {
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{999}, std::size_t{100003}}) {
+    for (const unsigned threads : {1u, 3u, 16u}) {
+      std::vector<int> hits(n, 0);
+      std::vector<std::pair<std::size_t, std::size_t>> ranges(course::chunk_count(n, 100, threads));
+      const std::size_t chunks = course::parallel_chunks(
+          n, 100, [&](std::size_t c, std::size_t begin, std::size_t end) {
+            ranges[c] = {begin, end};
+            for (std::size_t i = begin; i < end; ++i) ++hits[i];
+          }, threads);
+      ASSERT_EQ(chunks, ranges.size());
+      EXPECT_LE(chunks, threads);
+      EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; })) << n;
+      for (std::size_t c = 0; c + 1 < chunks; ++c) EXPECT_EQ(ranges[c].second, ranges[c + 1].first);
+      if (n > 0) {
+        EXPECT_EQ(ranges.back().second, n);
+      }
+    }
+  }
+  EXPECT_EQ(course::chunk_count(99, 100, 16), 1u) << "under one thread's share: no threads";
+  EXPECT_EQ(course::chunk_count(1000, 100, 4), 4u);
+}
+
+TEST(Parallel, AnExceptionInOneChunkReachesTheCaller) {
+  EXPECT_THROW(course::parallel_chunks(
+                   4000, 100,
+                   [](std::size_t c, std::size_t, std::size_t) {
+                     if (c == 2) throw std::runtime_error("chunk 2");
+                   },
+                   4),
+               std::runtime_error);
 }
 
 TEST(Hash, IsSplitmix64OfTheIndex) {
@@ -171,6 +243,27 @@ TEST(CompareExact, LimitsReportAndCountsTheRest) {
   EXPECT_EQ(c.mismatches, 100u);
   EXPECT_EQ(c.first.size(), 3u);
   EXPECT_NE(c.summary().find("and 97 more"), std::string::npos);
+}
+
+TEST(CompareExact, ALongComparisonReportsAsOnePassWould) {
+  // Mismatches in several of the ranges the cores take: counted in full, the first few in
+  // index order, never-written ones still named.
+  const std::size_t n = std::size_t{5} << 20;
+  std::vector<float> expected(n, 1.0f), actual(n, 1.0f);
+  const std::vector<std::size_t> wrong{3, 2'000'000, 2'000'001, 4'500'000, n - 1};
+  for (const std::size_t i : wrong) actual[i] = 2.0f;
+  std::memset(&actual[4'500'000], course::kPoisonByte, sizeof(float));
+  course::CompareOptions options;
+  options.max_report = 4;
+  const auto c = course::compare_close(expected, actual, {}, options);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.mismatches, wrong.size());
+  ASSERT_EQ(c.first.size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(c.first[k].index, wrong[k]);
+  EXPECT_TRUE(c.first[3].unwritten);
+  EXPECT_NE(c.summary().find("and 1 more"), std::string::npos) << c.summary();
+  actual = expected;
+  EXPECT_TRUE(course::compare_exact(expected, actual).ok);
 }
 
 TEST(CompareExact, PrintsCoordinatesForAShape) {

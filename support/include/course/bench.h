@@ -50,6 +50,9 @@ struct Measurement {
   double ci_high_ms = 0.0;
   std::string stopped;
   double wall_s = 0.0;        // the whole measurement: warm-ups, repeats, checks
+  // When it began, in seconds since the program's Benchmark was made: the gaps between
+  // measurements are the program's own inputs, references and comparisons.
+  double started_s = 0.0;
   bool valid = true;
   std::string problem;        // why it is not valid
   // The fastest of a few calls timed by the host clock, from a synchronised device to a

@@ -21,6 +21,9 @@ bool parse_seed(std::string_view text, std::uint64_t& seed);
 std::mt19937_64 make_rng(std::string_view salt);
 std::mt19937_64 make_rng(std::uint64_t seed, std::string_view salt);
 
+// n values in [lo, hi) (floats) or [lo, hi] (integers). Each takes one draw from rng as a seed
+// and makes element i from (seed, i) alone (course/device_random.h's hash), on all the host's
+// cores for large n: the same rng state gives the same values however many there are.
 std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937_64& rng);
 std::vector<int> random_ints(std::size_t n, int lo, int hi, std::mt19937_64& rng);
 std::vector<unsigned> random_uints(std::size_t n, unsigned lo, unsigned hi, std::mt19937_64& rng);

@@ -61,4 +61,9 @@ HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>&
 // made on a private non-blocking stream, so the copy waits for no other stream.
 std::vector<unsigned char> snapshot(const void* device, std::size_t bytes);
 
+// Whether every one of `bytes` bytes there is `value`, read on the device (no copy to the
+// host: cheap enough to ask every few milliseconds of a large buffer), on a private
+// non-blocking stream like snapshot().
+bool holds_only(const void* device, std::size_t bytes, unsigned char value);
+
 }  // namespace course
