@@ -1,6 +1,7 @@
 #include "course/stream_gate.h"
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "course/check.h"
@@ -27,6 +28,8 @@ __global__ void gate_kernel(volatile int* flags, unsigned long long timeout_ns) 
   }
   __threadfence_system();
 }
+
+__device__ int other_byte_found;
 
 // Sets *found when any of the bytes differs from value.
 __global__ void find_other_byte(const unsigned char* bytes, std::size_t n, unsigned char value,
@@ -122,23 +125,29 @@ HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>&
 
 bool holds_only(const void* device, std::size_t bytes, unsigned char value) {
   if (bytes == 0) return true;
+  // Nothing here may wait for the device (cudaFree, cudaFreeHost and pinned allocations can):
+  // a held stream would hold this call too. The flag is a module variable, one caller at a time.
+  static std::mutex one_at_a_time;
+  const std::lock_guard<std::mutex> hold(one_at_a_time);
+  int* flag = nullptr;
+  cudaError_t status = cudaGetSymbolAddress(reinterpret_cast<void**>(&flag), other_byte_found);
+  if (status != cudaSuccess) CUDA_CHECK(status);
   cudaStream_t side = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-  int* found = nullptr;
-  cudaError_t status = cudaMallocHost(&found, sizeof(int));
+  int found = 0;
+  status = cudaMemsetAsync(flag, 0, sizeof(int), side);
   if (status == cudaSuccess) {
-    *found = 0;
     // A few blocks: the scan takes microseconds and leaves the SMs to the work it watches.
     find_other_byte<<<64, 256, 0, side>>>(static_cast<const unsigned char*>(device), bytes, value,
-                                          found);
+                                          flag);
     status = cudaGetLastError();
-    if (status == cudaSuccess) status = cudaStreamSynchronize(side);
   }
-  const bool same = status == cudaSuccess && *reinterpret_cast<volatile int*>(found) == 0;
-  if (found != nullptr) cudaFreeHost(found);
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(&found, flag, sizeof found, cudaMemcpyDeviceToHost, side);
+  if (status == cudaSuccess) status = cudaStreamSynchronize(side);
   cudaStreamDestroy(side);
   CUDA_CHECK(status);
-  return same;
+  return found == 0;
 }
 
 }  // namespace course
