@@ -7,7 +7,9 @@
 //                       cudaStream_t stream);
 //
 // The CPU reference is defined in matmul_ladder_reference.cpp, cuBLAS's product in
-// matmul_ladder_baseline.cpp: compiled once, linked into every rung's test and benchmark binary.
+// matmul_ladder_baseline.cpp (and the benchmark's own device reference in
+// matmul_ladder_device_reference.cu): compiled once, linked into every rung's test and
+// benchmark binary.
 #pragma once
 
 #include <cuda_runtime.h>

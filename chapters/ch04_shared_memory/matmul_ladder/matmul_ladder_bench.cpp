@@ -1,8 +1,9 @@
 // Benchmark shared by every rung of the matrix-product ladder: FP32 throughput of the rung on a
 // 4096^3 product against cuBLAS SGEMM (FP32 arithmetic, no TF32) on the same inputs in the same
 // run (a shared ceiling: graded, cuBLAS is timed once per run by the ladder's ceilings program,
-// matmul_ladder_ceilings.cpp). The rung's output is compared with cuBLAS's in full, and
-// cuBLAS's with a double-precision CPU value at sampled positions. A copy of C is far cheaper
+// matmul_ladder_ceilings.cpp). The rung's output is compared in full with the course's own
+// tiled kernel's (matmul_ladder_measure.h), and that with a double-precision CPU value at
+// sampled positions. A copy of C is far cheaper
 // than the product, so every call's C is checked, with one element of A changed in every other
 // call: a C remembered from an earlier call is caught. Compiled once per rung with
 // COURSE_EXERCISE (the rung's launcher), COURSE_EXERCISE_NAME (its measurement name, a string
