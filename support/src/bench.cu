@@ -47,6 +47,17 @@ constexpr int kStridedSamples = 64;
 constexpr int kCompareThreads = 256;
 constexpr std::size_t kCompareWordBytes = 16;
 
+// Where data lies past its last 16-byte boundary.
+std::size_t misalignment_of(const void* data) {
+  return reinterpret_cast<std::uintptr_t>(data) % kCompareWordBytes;
+}
+
+// The bytes of an output before its first 16-byte boundary (all of a short one).
+std::size_t head_of(const void* data, std::size_t bytes) {
+  const std::size_t misalignment = misalignment_of(data);
+  return std::min(bytes, misalignment == 0 ? std::size_t{0} : kCompareWordBytes - misalignment);
+}
+
 __global__ void copy_float4_kernel(const float4* __restrict__ in, float4* __restrict__ out,
                                    std::size_t count) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -358,17 +369,9 @@ class Benchmark::CallChecker {
  private:
   int versions() const { return io_.vary ? 2 : 1; }
 
-  // The bytes of an output before its first 16-byte boundary (all of a short one).
-  static std::size_t head_of(const void* data, std::size_t bytes) {
-    const auto misalignment = reinterpret_cast<std::uintptr_t>(data) % kCompareWordBytes;
-    return std::min(bytes, misalignment == 0 ? std::size_t{0} : kCompareWordBytes - misalignment);
-  }
-
   // The golden copy starts at the output's address modulo 16, so the two compare by words.
   unsigned char* golden(int version, std::size_t k) {
-    const auto misalignment =
-        reinterpret_cast<std::uintptr_t>(io_.outputs[k].data) % kCompareWordBytes;
-    return golden_storage_[version][k].data() + misalignment;
+    return golden_storage_[version][k].data() + misalignment_of(io_.outputs[k].data);
   }
 
   unsigned long long* counter(int row, std::size_t k) {
@@ -751,14 +754,10 @@ void Benchmark::check(const std::string& name, const Comparison& comparison) {
 unsigned long long Benchmark::differing_bytes(const void* a, const void* b, std::size_t bytes) {
   if (bytes == 0) return 0;
   // Unaligned pairs (a and b at different addresses modulo 16) are compared by the host.
-  const auto misalignment = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % kCompareWordBytes;
-  };
-  if (misalignment(a) != misalignment(b)) return 1;
+  if (misalignment_of(a) != misalignment_of(b)) return 1;
   DeviceBuffer<unsigned long long> count(1);
   CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.bytes(), stream()));
-  const std::size_t head = std::min(
-      bytes, misalignment(a) == 0 ? std::size_t{0} : kCompareWordBytes - misalignment(a));
+  const std::size_t head = head_of(a, bytes);
   count_byte_differences<<<prop_.multiProcessorCount * 4, kCompareThreads, 0, stream()>>>(
       static_cast<const unsigned char*>(a), static_cast<const unsigned char*>(b), bytes, head,
       count.data());
