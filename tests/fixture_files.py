@@ -2,9 +2,11 @@
 """The files of a fixture submission (tests/fixtures/submissions/<name>/), patches applied.
 
 A fixture's chapter folder holds, for each source file, either the file itself (plain: code
-written for the fixture) or `<file>.patch`: a unified diff from the solution
-solutions/<chapter>/<file> to the fixture's file, so that the fixture follows the solution as
-it changes. An empty patch is the solution unchanged. Links are kept as links. The grader never
+written for the fixture) or `<file>.patch`: a unified diff from a solution to the fixture's
+file, so that the fixture follows the solution as it changes. The solution is the one its
+first line names, `--- solutions/<chapter>/<source>`: usually the file's own, another file of
+the chapter where the fixture hands in one exercise's solution as another's (rung 4 as rung
+5). An empty patch is the file's own solution unchanged. Links are kept as links. The grader never
 sees a patch: what it grades is the fixture materialised (`submission`).
 
 A patch applies strictly: each hunk's context and removed lines must match the solution exactly
@@ -68,13 +70,24 @@ def _lines(text: str) -> list[str]:
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def make_patch(solution: str, text: str, path: str) -> str:
-    """The unified diff (3 lines of context) from solutions/<path> to the fixture's <path>;
-    empty when they are the same."""
+def make_patch(solution: str, text: str, path: str, source: str | None = None) -> str:
+    """The unified diff (3 lines of context) from solutions/<source> (default: <path>) to the
+    fixture's <path>; empty when they are the same."""
     out = []
-    for line in difflib.unified_diff(_lines(solution), _lines(text), f"solutions/{path}", path):
+    for line in difflib.unified_diff(_lines(solution), _lines(text),
+                                     f"solutions/{source or path}", path):
         out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
     return "".join(out)
+
+
+_SOURCE = re.compile(r"--- solutions/([\w.-]+/[\w.-]+)\n")
+
+
+def patch_source(patch: str, path: str) -> str:
+    """The solution a patch applies to (relative to solutions/): the one its first line names,
+    or <path> itself for an empty or headless patch (which _hunks then refuses)."""
+    match = _SOURCE.fullmatch(_lines(patch)[0]) if patch else None
+    return match.group(1) if match else path
 
 
 def _hunks(patch: str, where: str, path: str) -> list[tuple[str, int, int, list[str], list[str]]]:
@@ -82,8 +95,10 @@ def _hunks(patch: str, where: str, path: str) -> list[tuple[str, int, int, list[
     lines = _lines(patch)
     if not lines:
         return []
-    if len(lines) < 2 or lines[0] != f"--- solutions/{path}\n" or lines[1] != f"+++ {path}\n":
-        raise FixtureError(f"{where}: a patch starts '--- solutions/{path}' then '+++ {path}'")
+    source = patch_source(patch, path)
+    if len(lines) < 2 or lines[0] != f"--- solutions/{source}\n" or lines[1] != f"+++ {path}\n":
+        raise FixtureError(f"{where}: a patch starts '--- solutions/{path}' (or another "
+                           f"solution of the chapter) then '+++ {path}'")
     hunks, i = [], 2
     while i < len(lines):
         match = _HUNK.match(lines[i])
@@ -116,6 +131,7 @@ def apply_patch(solution: str, patch: str, where: str, path: str) -> str:
     """The solution with the patch applied; FixtureError unless every hunk's context and
     removed lines are found in it exactly, in order (a hunk is looked for nearest its line)."""
     original = _lines(solution)
+    source = patch_source(patch, path)
     out: list[str] = []
     done = shift = 0  # the original's lines before `done` are consumed; the last hunk's move
     for k, (header, start, _, old, new) in enumerate(_hunks(patch, where, path), 1):
@@ -127,7 +143,7 @@ def apply_patch(solution: str, patch: str, where: str, path: str) -> str:
             first = next((j for j in range(len(old)) if j >= len(got) or got[j] != old[j]), 0)
             found = repr(got[first].rstrip("\n")) if first < len(got) else "the end of the file"
             raise FixtureError(
-                f"{where}: hunk {k} ({header}) does not apply to solutions/{path}: line "
+                f"{where}: hunk {k} ({header}) does not apply to solutions/{source}: line "
                 f"{at + first + 1} there is {found}, the patch expects "
                 f"{old[first].rstrip(chr(10))!r} (and no other place fits); the solution "
                 f"changed: make the fixture again (tests/fixtures/submissions/README.md)")
@@ -159,12 +175,16 @@ def files(fixture: Path, solutions: Path = SOLUTIONS,
                 where = f"fixture {fixture.name}: {rel}"
                 if (fixture / target).exists() or (fixture / target).is_symlink():
                     raise FixtureError(f"{where}: {target} is there too; keep one of them")
-                solution = solutions / target
+                patch = path.read_bytes().decode()
+                source = patch_source(patch, target)
+                if source != target and source.split("/")[0] != target.split("/")[0]:
+                    raise FixtureError(f"{where}: solutions/{source} is another chapter's")
+                solution = solutions / source
                 if not solution.is_file():
-                    raise FixtureError(f"{where}: no solutions/{target} to apply it to")
+                    raise FixtureError(f"{where}: no solutions/{source} to apply it to")
                 try:
-                    out[target] = apply_patch(solution.read_bytes().decode(),
-                                              path.read_bytes().decode(), where, target).encode()
+                    out[target] = apply_patch(solution.read_bytes().decode(), patch, where,
+                                              target).encode()
                 except FixtureError as error:
                     if not keep_going:
                         raise
@@ -243,9 +263,9 @@ def _write(path: Path, content: bytes) -> None:
 
 def write_back(name: str, edited: Path, fixtures: Path = FIXTURES,
                solutions: Path = SOLUTIONS) -> list[str]:
-    """Makes tests/fixtures/submissions/<name>/ hold the edited copy's files: each file whose
-    solution exists as a patch when the patch is smaller than the file, else (and for every
-    other file) as it is. Files and patches the copy no longer has are removed, expect.toml is
+    """Makes tests/fixtures/submissions/<name>/ hold the edited copy's files: each as a patch
+    from the solution of its chapter that gives the smallest one (its own first, on a tie),
+    when that patch is smaller than the file, else as it is. Files and patches the copy no longer has are removed, expect.toml is
     kept, and links the fixture has are kept (new ones are made). Returns what it changed."""
     edited, fixture = Path(edited), Path(fixtures) / name
     if not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
@@ -274,12 +294,18 @@ def write_back(name: str, edited: Path, fixtures: Path = FIXTURES,
                 os.symlink(os.path.relpath(content.target, (fixture / rel).parent), fixture / rel)
                 said.append(f"linked {name}/{rel}")
             continue
-        solution = solutions / rel
-        if solution.is_file():
-            patch = make_patch(solution.read_bytes().decode(), content.decode(), rel).encode()
-            if len(patch) < len(content):
-                put(rel + PATCH, patch)
-                continue
+        chapter = (solutions / rel).parent
+        candidates = [solutions / rel] if (solutions / rel).is_file() else []
+        if chapter.is_dir():
+            candidates += sorted(p for p in chapter.iterdir()
+                                 if p.is_file() and p.suffix in (".cu", ".cpp", ".h", ".cuh")
+                                 and p != solutions / rel)
+        patches = [make_patch(p.read_bytes().decode(), content.decode(), rel,
+                              p.relative_to(solutions).as_posix()).encode() for p in candidates]
+        smallest = min(patches, key=len, default=None)
+        if smallest is not None and len(smallest) < len(content):
+            put(rel + PATCH, smallest)
+            continue
         put(rel, content)
     for path in sorted(fixture.rglob("*"), reverse=True):
         rel = path.relative_to(fixture).as_posix()

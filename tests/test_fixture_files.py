@@ -171,6 +171,27 @@ def test_links_are_kept(tmp_path):
     assert os.readlink(link).startswith("..")  # the fixture's own link, untouched
 
 
+def test_a_patch_may_start_from_another_solution_of_the_chapter(tmp_path):
+    """One exercise's solution handed in as another's (rung 4 as rung 5): the patch names the
+    solution it starts from, write_back finds it, and it follows that solution's changes."""
+    fixture, solutions = make_fixture(tmp_path, "")
+    other = SOLUTION.replace("line 3\n", "line three\n")
+    (solutions / "ch01_a" / "two.cu").write_text(other)
+    edited = ff.materialise(fixture, tmp_path / "edit", solutions)
+    (edited / "ch01_a" / "one.cu").write_text(other.replace("line 20\n", "line twenty\n"))
+    ff.write_back(fixture.name, edited, fixture.parent, solutions)
+    patch = (fixture / "ch01_a" / "one.cu.patch").read_text()
+    assert patch.startswith("--- solutions/ch01_a/two.cu\n+++ ch01_a/one.cu\n"), patch
+    assert patch.count("\n-") == 1, "one line changed from two.cu, not two from one.cu"
+    (solutions / "ch01_a" / "two.cu").write_text("new\n" + other)
+    assert ff.files(fixture, solutions)["ch01_a/one.cu"] == \
+        ("new\n" + other.replace("line 20\n", "line twenty\n")).encode()
+    (fixture / "ch01_a" / "one.cu.patch").write_text(patch.replace("solutions/ch01_a/two.cu",
+                                                                   "solutions/ch02_b/two.cu"))
+    with pytest.raises(ff.FixtureError, match="solutions/ch02_b/two.cu is another chapter's"):
+        ff.files(fixture, solutions)
+
+
 def test_write_back_makes_patches_where_smaller(tmp_path):
     fixture, solutions = make_fixture(tmp_path, "")
     edited = ff.materialise(fixture, tmp_path / "edit", solutions)
