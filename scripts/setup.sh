@@ -91,6 +91,13 @@ if [ "$PY" = "$_course_root/.venv/bin/python" ] && ! "$PY" -c 'import jinja2, ma
   "$PY" -m pip install -q $(grep -E '^(jinja2|matplotlib)==' "$_course_root/requirements.txt") \
     || echo "setup: warning: pip install jinja2 matplotlib failed; grade --html will be skipped" >&2
 fi
+# pytest-xdist runs the tests in parallel (scripts/test.sh): into .venv when it is ours and lacks
+# it (one made before it was listed); elsewhere the tests run in one process.
+if [ "$PY" = "$_course_root/.venv/bin/python" ] && ! "$PY" -c 'import xdist' 2>/dev/null; then
+  echo "setup: installing pytest-xdist from PyPI into .venv" >&2
+  "$PY" -m pip install -q $(grep -E '^pytest-xdist==' "$_course_root/requirements.txt") \
+    || echo "setup: warning: pip install pytest-xdist failed; the tests run in one process" >&2
+fi
 # Chromium renders the HTML report in CI's browser test (tests/test_html_report.py); students
 # and GPU machines do not need it: only with CI=true or COURSE_BROWSER=1.
 if { [ "${CI:-}" = true ] || [ "${COURSE_BROWSER:-0}" = 1 ]; } && ! command -v chromium >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up, then run every test of the course:
 #  1. the grader's and the course's Python tests (GPU-only ones skip without a GPU; the 15
-#     slowest are listed, to see where CI's time goes);
+#     slowest are listed, to see where CI's time goes), in parallel where pytest-xdist is there;
 #  2. compile every solution and every skeleton through the grader (--build-only), and check
 #     on the compiled tests that each sanitizer filter still covers every small test;
 #  3. meson test on the solutions build: the support library's host tests run for real,
@@ -13,7 +13,15 @@ mkdir -p build/ci
 status=0
 
 echo "== 1/3 python tests"
-"$PY" -m pytest tests -q -p no:cacheprovider --timeout=1800 --durations=15 || status=1
+# With pytest-xdist (requirements.txt), COURSE_TEST_WORKERS processes (default 4: most tests
+# wait on programs they start, so more than the cores pay), each taking whole modules, so that
+# a module's compiled fixtures are built once.
+parallel=()
+if "$PY" -c 'import xdist' 2>/dev/null && [ "${COURSE_TEST_WORKERS:-4}" -gt 1 ]; then
+  parallel=(-n "${COURSE_TEST_WORKERS:-4}" --dist loadfile)
+fi
+"$PY" -m pytest tests -q -p no:cacheprovider --timeout=1800 --durations=15 "${parallel[@]}" \
+  || status=1
 
 # A student template (python3 -m grader export-template) has no solutions/: only the
 # skeletons are compiled there, and their build runs the support library's tests.

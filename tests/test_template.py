@@ -1,9 +1,8 @@
 """The student template (python3 -m grader export-template): what it holds and leaves out, its
-README and links, the workspace git tracks, that no solution code reached it (the reduction
-ladder's course rungs and the course kernels that answer exercises ship compiled), and that its
-own test command passes in it.
-test_the_template_passes_its_own_test_command (every skeleton compiled) and
-test_the_compiled_rungs_make_the_same_machine_code (nvcc, four architectures) are the slow ones;
+README and links, the workspace git tracks, and that no solution code reached it (the reduction
+ladder's course rungs and the course kernels that answer exercises ship compiled). That its own
+test command passes in it is tests/test_template_command.py.
+test_the_compiled_rungs_make_the_same_machine_code (nvcc, four architectures) is the slow one;
 test_the_compiled_course_kernels_make_the_same_machine_code (nvcc, sm_90, once per exercise)
 takes a few seconds each.
 """
@@ -13,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from grader import exports, manifest, skeletons, template, tools
-from helpers import PYTHON, ROOT, assert_one_line_error, needs_solutions, run_cli
+from helpers import ROOT, assert_one_line_error, needs_solutions, run_cli
 
 pytestmark = needs_solutions  # the template is exported from the course, solutions and all
 
@@ -567,23 +565,3 @@ def test_export_without_git(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "plain" / template.MARKER).is_file()
     assert not (tmp_path / "plain" / ".git").exists()
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),
-                    reason="no CUDA toolkit (nvcc): the template's test command compiles CUDA")
-def test_the_template_passes_its_own_test_command(exported):
-    """bash scripts/test.sh in the template: its Python tests (those needing solutions skip,
-    saying so), every skeleton compiled once, the support library's host tests. The tests
-    marked same_in_template (pytest.ini) are left out here: they read nothing the template
-    leaves out, so the course's own run of them stands for both, and they are the slowest."""
-    env = {**os.environ, "PATH": f"{Path(PYTHON).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTEST_ADDOPTS": "-m 'not same_in_template'"}
-    result = subprocess.run(["bash", "scripts/test.sh"], cwd=exported, env=env,
-                            capture_output=True, text=True, timeout=1500)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    assert "test.sh: all passed" in output
-    assert re.search(r"\d+ deselected", output), "the same_in_template tests ran again"
-    assert (exported / "build" / "ci" / "skeletons.json").is_file()
-    assert not (exported / "build" / "ci" / "solutions").exists()
-    assert "meson test (skeletons build)" in output
