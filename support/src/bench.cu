@@ -1,9 +1,6 @@
 #include "course/bench.h"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -12,7 +9,6 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 // Header-only NVTX3: its calls cost nothing unless a tool (ncu) injects itself.
@@ -146,39 +142,6 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
 }
 
-// The CPUs next to the GPU, from sysfs (the PCI device's local_cpulist, "0-7,16-23"), among
-// those this process may use; empty when either is unknown.
-std::vector<int> gpu_local_cpus(int device) {
-  char bus[64] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) return {};
-  std::string id(bus);
-  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::ifstream file("/sys/bus/pci/devices/" + id + "/local_cpulist");
-  std::string list;
-  if (!std::getline(file, list)) return {};
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return {};
-  std::vector<int> cpus;
-  for (const int cpu : parse_cpu_list(list))
-    if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  return cpus;
-}
-
-// Keeps this thread, and every thread it starts, on the CPUs next to the GPU, so that host
-// memory allocated from here on (pinned buffers above all) lies in that NUMA node's memory and
-// the course's buffers and the student's cross the same link to the GPU. Without it, a
-// benchmark's thread could move between nodes between two allocations. Nothing changes on a
-// machine of one node or where sysfs does not say.
-void keep_to_gpu_local_cpus(int device) {
-  const std::vector<int> cpus = gpu_local_cpus(device);
-  if (cpus.empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (const int cpu : cpus) CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof set, &set);  // best effort: the measurements stand without it
-}
-
 }  // namespace
 
 double median(std::vector<double> values) { return percentile(std::move(values), 0.5); }
@@ -216,23 +179,6 @@ const char* unit_name(Unit unit) {
     case Unit::Gelems: return "Gelem/s";
   }
   return "?";
-}
-
-std::vector<int> parse_cpu_list(const std::string& list) {
-  std::vector<int> cpus;
-  std::stringstream ranges(list);
-  for (std::string range; std::getline(ranges, range, ',');) {
-    while (!range.empty() && std::isspace(static_cast<unsigned char>(range.back())))
-      range.pop_back();  // the file's last line ends in a newline
-    int first = 0, last = 0;
-    char extra = 0;
-    const int read = std::sscanf(range.c_str(), "%d-%d%c", &first, &last, &extra);
-    if (read == 1 && range.find('-') == std::string::npos) last = first;
-    else if (read != 2) return {};
-    if (first < 0 || last < first) return {};
-    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 double rate_of(double work_per_run, double ms, Unit unit) {
@@ -286,7 +232,6 @@ Benchmark::Benchmark(int argc, char** argv, std::string title)
     std::exit(77);
   }
   CUDA_CHECK(cudaGetDeviceProperties(&prop_, 0));
-  keep_to_gpu_local_cpus(0);
   stream_.emplace(cudaStreamNonBlocking);
   // Twice the L2 size, so a memset over it evicts whatever the previous repeat left there.
   flush_buffer_ = DeviceBuffer<unsigned char>(

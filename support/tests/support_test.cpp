@@ -455,14 +455,6 @@ TEST(BenchStatistics, MedianPrecisionIsTheIntervalsReachFromTheMedian) {
   EXPECT_TRUE(std::isinf(course::median_precision({1, 1, 1, 1, 1})));
 }
 
-TEST(BenchCpuList, RangesAndSinglesAsSysfsWritesThem) {
-  EXPECT_EQ(course::parse_cpu_list("0-3,8"), (std::vector<int>{0, 1, 2, 3, 8}));
-  EXPECT_EQ(course::parse_cpu_list("5"), (std::vector<int>{5}));
-  EXPECT_EQ(course::parse_cpu_list("0-1,16-17\n"), (std::vector<int>{0, 1, 16, 17}));
-  for (const char* bad : {"", "x", "3-1", "1-", "-2", "1,,2", "0-3a"})
-    EXPECT_TRUE(course::parse_cpu_list(bad).empty()) << bad;
-}
-
 TEST(BenchStatistics, RateUnits) {
   EXPECT_DOUBLE_EQ(course::rate_of(2e9, 1000.0, course::Unit::GBps), 2.0);
   EXPECT_DOUBLE_EQ(course::rate_of(3e12, 1000.0, course::Unit::TFLOPs), 3.0);

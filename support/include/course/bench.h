@@ -343,10 +343,6 @@ double median_precision(const std::vector<double>& values);
 const char* unit_name(Unit unit);
 double rate_of(double work_per_run, double ms, Unit unit);
 
-// The CPUs of a Linux CPU list ("0-7,16-23" -> 0..7, 16..23), as sysfs writes a PCI device's
-// local_cpulist; empty when it is malformed. The benchmark keeps to the GPU's (bench.cu).
-std::vector<int> parse_cpu_list(const std::string& list);
-
 // Each exercise's *_bench.cpp defines this; support/src/bench_main.cpp calls it.
 void run_benchmark(Benchmark& bench);
 
