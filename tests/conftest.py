@@ -47,6 +47,16 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_MODULES)))  # stable
 
 
+def pytest_deselected(items):
+    """Where COURSE_DESELECTED_FILE names a file, how many tests -m or -k left out is added to
+    it, one line per call: a parallel run (pytest-xdist) prints no such count, and
+    tests/test_template_command.py checks that the template's run left some out."""
+    path = os.environ.get("COURSE_DESELECTED_FILE")
+    if path and items:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{len(items)}\n")
+
+
 @pytest.fixture
 def course_build_dir(tmp_path):
     """A build folder at the depth of the grader's own (build/grade/<name>), removed after the
