@@ -68,6 +68,16 @@ def course_build_dir(tmp_path):
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    """A student template exported from the course (export-template), once per module."""
+    out = tmp_path_factory.mktemp("student") / "course"
+    result = run_cli("export-template", out)
+    assert result.returncode == 0, result.stderr
+    assert "wrote a student template" in result.stderr
+    return out
+
+
 @pytest.fixture
 def roster(tmp_path):
     """A batch roster: five students in a folder, alice, bob, carol, dave, eve."""

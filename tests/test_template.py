@@ -26,14 +26,6 @@ pytestmark = needs_solutions  # the template is exported from the course, soluti
 LADDER = "chapters/ch02_execution_model/reduce_ladder"
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("student") / "course"
-    result = run_cli("export-template", out)
-    assert result.returncode == 0, result.stderr
-    assert "wrote a student template" in result.stderr
-    return out
-
 
 def shipped(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")

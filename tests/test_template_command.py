@@ -13,17 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PYTHON, needs_solutions, run_cli
+from helpers import PYTHON, needs_solutions
 
 pytestmark = needs_solutions  # the template is exported from the course, solutions and all
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("student") / "course"
-    result = run_cli("export-template", out)
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists(),

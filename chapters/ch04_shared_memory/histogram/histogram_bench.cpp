@@ -42,8 +42,7 @@ void run_case(course::Benchmark& bench, const std::string& label, int num_bins, 
   histogram_fill(in.data(), n, num_bins, skewed, static_cast<unsigned>(num_bins / 3),
                  course::run_seed() + num_bins + (skewed ? 1 : 0), bench.stream());
   CUDA_CHECK(cudaStreamSynchronize(bench.stream()));
-  values.resize(n);
-  CUDA_CHECK(cudaMemcpy(values.data(), in.data(), in.bytes(), cudaMemcpyDeviceToHost));
+  in.download_into(values);
   const auto expected = host_histogram(values, num_bins);
   const double elems = static_cast<double>(n);
   // num_bins is even, so flipping a value's lowest bit keeps it in range and moves it to the

@@ -36,7 +36,7 @@ void course::run_benchmark(course::Benchmark& bench) {
     bench.time(
         name, bytes, course::Unit::GBps, [&](cudaStream_t s) { launch(x.data(), y.data(), n, s); },
         course::TimedIo{{course::close_output(y, tolerance, "y")}});
-    CUDA_CHECK(cudaMemcpy(y_host.data(), y.data(), y.bytes(), cudaMemcpyDeviceToHost));
+    y.download_into(y_host);
     bench.check(name, course::compare_close(expected, y_host, tolerance, {{}, "y"}));
   };
 

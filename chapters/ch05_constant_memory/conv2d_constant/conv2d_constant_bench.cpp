@@ -88,7 +88,7 @@ void course::run_benchmark(course::Benchmark& bench) {
         writes_out);
     // The course kernel, checked on the CPU row by row, is the reference for the whole of the
     // student's timed output.
-    CUDA_CHECK(cudaMemcpy(expected.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    out.download_into(expected);
     bench.check("conv2d_global_mask" + suffix,
                 compare_checked_rows(in_host, expected, mask, radius));
 
@@ -100,7 +100,7 @@ void course::run_benchmark(course::Benchmark& bench) {
           conv2d_constant(in.data(), out.data(), kWidth, kHeight, radius, s);
         },
         writes_out);
-    CUDA_CHECK(cudaMemcpy(actual.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    out.download_into(actual);
     bench.check("conv2d_constant" + suffix,
                 course::compare_close(expected, actual,
                                       conv2d_constant_tolerance(radius),

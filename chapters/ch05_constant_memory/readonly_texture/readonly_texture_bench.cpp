@@ -92,7 +92,7 @@ void bench_resample(course::Benchmark& bench) {
   // out's host copy for both checks: a fresh 127 MiB array each time costs more than the copy.
   std::vector<float> out_host(out_count);
   const auto download_out = [&]() -> const std::vector<float>& {
-    CUDA_CHECK(cudaMemcpy(out_host.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost));
+    out.download_into(out_host);
     return out_host;
   };
   out.fill_bytes(course::kPoisonByte);

@@ -73,10 +73,16 @@ class DeviceBuffer : public detail::OwnedArray<T, cudaFree> {
     }
   }
   std::vector<T> download() const {
-    std::vector<T> host(this->size());
+    std::vector<T> host;
+    download_into(host);
+    return host;
+  }
+  // The same copy into `host`, resized to fit: a benchmark that checks one output several
+  // times reuses one host array (a fresh 256 MiB one costs more than the copy into it).
+  void download_into(std::vector<T>& host) const {
+    host.resize(this->size());
     if (!host.empty())
       CUDA_CHECK(cudaMemcpy(host.data(), this->data(), this->bytes(), cudaMemcpyDeviceToHost));
-    return host;
   }
   void fill_bytes(unsigned char value) {
     if (this->size() > 0) {
