@@ -48,6 +48,17 @@ LOCAL_OPS = ("LDL", "STL")
 # (UBLKCP.S.G: cp.async.bulk into shared memory) and the tensor copy (UTMALDG: TMA). Their
 # shared-to-global forms (UBLKCP.G.S, UTMASTG) stage nothing into shared memory and do not count.
 ASYNC_COPY_OPS = ("LDGSTS", "UTMALDG")
+# Distributed shared memory (thread-block clusters, compute capability 9.0): cluster.map_shared_rank
+# (PTX mapa) writes the target block's rank into bits 24-31 of a shared-window address. ptxas 13
+# emits it on sm_90 as PRMT Rd, Rrank, 0x654, Raddr (MAPA where an architecture has the
+# instruction), and the access through the result is a generic LD/ST/ATOM/RED, never
+# LDS/STS/ATOMS, whether the source said atomicAdd or red.shared::cluster. parse_sass follows the
+# registers holding such an address through the arithmetic that indexes it.
+CLUSTER_MAP_SELECTOR = "0x654"
+GENERIC_ACCESS_OPS = ("LD", "ST", "ATOM", "RED")
+_ADDRESS_REGISTER = re.compile(r"\[(U?R\d+)")
+_ANY_REGISTER = re.compile(r"\bU?R\d+\b")
+_UNIFORM_REGISTER = re.compile(r"^UR(\d+)$")
 # Warp votes (VOTEU: the uniform datapath's form) and atomics, for uses_warp_vote. A vote on the
 # constant predicate PT only reads the active mask: __activemask(), and what nvcc emits to
 # group a warp's atomics into one (VOTEU.ANY URn, UPT, PT, then POPC or REDUX and one atomic
@@ -127,6 +138,7 @@ class Function:
     atomic_broadcasts: int = 0      # SHFL.IDX of a register an atomic just wrote
     system_atomics: int = 0         # global atomics at system scope (ATOM/ATOMG/RED/REDG .SYS)
     async_copies: int = 0           # global-to-shared async copies (ASYNC_COPY_OPS, UBLKCP.S.G)
+    cluster_accesses: int = 0       # generic LD/ST/ATOM/RED through a cluster-mapped address
     registers: int = 0
     stack: int = 0
     local: int = 0
@@ -134,7 +146,8 @@ class Function:
     calls: set = field(default_factory=set)        # symbols its relocations name
     call_at: dict = field(default_factory=dict)    # relocation offset -> symbol (CALL.ABS)
     # Per copy of the function in -sass: (address, kind, target) in address order, kind one
-    # of store, atomic, fence (device scope), call_rel (target: an address in the same code),
+    # of store, atomic, fence (device scope), cluster_access (distributed shared memory),
+    # cluster_wait (a cluster barrier), call_rel (target: an address in the same code),
     # call_abs (the callee is named by the relocation at the address).
     memory: list = field(default_factory=list)
 
@@ -192,11 +205,11 @@ def parse_sass(text: str, into: Inspection) -> None:
     """cuobjdump -sass: opcode counts, constant-bank-3 reads, read-only and vector loads,
     votes on a predicate, shuffles of the student's, and the order of stores, atomics, fences
     and calls per function. Instructions that never run (@!PT) are skipped."""
-    current, memory, writer = None, [], {}
+    current, memory, writer, mapped = None, [], {}, set()
     for line in text.splitlines():
         m = _SASS_FUNCTION.match(line)
         if m:
-            current, memory, writer = into.function(m.group(1)), [], {}
+            current, memory, writer, mapped = into.function(m.group(1)), [], {}, set()
             current.memory.append(memory)
             continue
         m = _SASS_INSTRUCTION.match(line)
@@ -251,6 +264,42 @@ def parse_sass(text: str, into: Inspection) -> None:
             memory.append((address, "call_abs", None))
         for register in _written_registers(op, modifiers, arguments):
             writer[register] = op
+        _follow_cluster_addresses(current, address, op, modifiers, arguments, mapped, memory)
+
+
+def _follow_cluster_addresses(function: Function, address: int, op: str, modifiers: str,
+                              arguments: list[str], mapped: set, memory: list) -> None:
+    """Counts the generic accesses whose address register holds a cluster-mapped shared
+    address (CLUSTER_MAP_SELECTOR), and puts them and the cluster barrier's waits
+    (UCGABAR_WAIT) in `memory`'s program order. `mapped`: the registers that hold such an
+    address at this point of the listing (address order, which is how ptxas lays out the
+    address before its use)."""
+    if op == "UCGABAR_WAIT":
+        memory.append((address, "cluster_wait", None))
+    maps = op == "MAPA" or (op in ("PRMT", "UPRMT") and len(arguments) > 2
+                            and arguments[2] == CLUSTER_MAP_SELECTOR)
+    if not maps and not mapped:
+        return  # nothing mapped yet: the common case, kept cheap for large objects
+    written = _written_registers(op, modifiers, arguments)
+    m = _UNIFORM_REGISTER.match(arguments[0]) if arguments else None
+    if not written and m and op.startswith("U"):
+        wide = ".64" in modifiers or ".WIDE" in modifiers
+        written = [f"UR{int(m.group(1)) + i}" for i in range(2 if wide else 1)]
+    if maps:
+        mapped.update(written)
+        return
+    if op in GENERIC_ACCESS_OPS:
+        if any(r in mapped for r in _ADDRESS_REGISTER.findall(", ".join(arguments))):
+            function.cluster_accesses += 1
+            memory.append((address, "cluster_access", None))
+        mapped.difference_update(written)  # a loaded value is data, not an address
+        return
+    first = 2 if op in _PREDICATE_FIRST and arguments and _PREDICATE.match(arguments[0]) else 1
+    sources = _ANY_REGISTER.findall(", ".join(arguments[first:]))
+    if any(r in mapped for r in sources):
+        mapped.update(written)
+    else:
+        mapped.difference_update(written)
 
 
 def parse_res_usage(text: str, into: Inspection) -> None:
@@ -543,7 +592,8 @@ CALL_DEPTH = 8
 
 
 def program_order(kernel: Function, found: Inspection) -> list[list[str]]:
-    """Per copy of the kernel's code, its stores, atomics and fences in program order:
+    """Per copy of the kernel's code, its stores, atomics, fences and accesses to and waits
+    of a cluster in program order:
     subroutines inside its code (CALL.REL: without -rdc a called function lies after the
     kernel's body) and called functions (CALL.ABS with -rdc, named by the relocation at the
     call) are spliced in where they are called."""

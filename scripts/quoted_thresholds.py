@@ -106,12 +106,17 @@ RULE_WORDS = {
     "uses_vector_loads": "has 16-byte global loads (`LDG.E.128`)",
     "uses_async_copy": "copies global memory into shared memory asynchronously (`LDGSTS`: "
                        "`cp.async`)",
+    "uses_distributed_shared_memory": "reaches other blocks' shared memory "
+                                      "(`cluster.map_shared_rank`) between two "
+                                      "`cluster.sync()`",
     "no_local_memory": "uses no local memory (no spills, no local arrays)",
     "max_registers": "uses at most {value} registers per thread",
     "uses_device_launch": "launches kernels from the device",
     "uses_memory_fence": "has a device- or system-scope fence between a store and the atomic "
                          "that publishes it",
     "uses_system_atomics": "has a system-scope atomic on global memory",
+    "waits_on_grid_dependency": "waits on the previous kernel (`ACQBULK`: "
+                                "`cudaGridDependencySynchronize()`)",
     "no_library_calls": "calls nothing from {value}",
     "calls_api": "calls {value}",
     "avoids_api": "calls none of {value}",

@@ -368,6 +368,15 @@ REVIEWED = {
     ("solutions/ch04_shared_memory/histogram.cu",
      "chapters/ch04_shared_memory/histogram/histogram_baseline.cu"):
         "starting point: global atomics (zero_at 1.5 and 0.9 against themselves)",
+    ("solutions/ch04_shared_memory/histogram.cu",
+     "chapters/ch04_shared_memory/cluster_histogram/cluster_histogram_baseline.cu"):
+        "starting point: global atomics, histogram's fallback past shared memory and the "
+        "baseline of cluster_histogram's ratios (zero_at 1.5 and 1.0 against themselves)",
+    ("solutions/ch06_streams/stream_ordered_allocation.cu",
+     "chapters/ch06_streams/stream_ordered_allocation/stream_ordered_allocation_baseline.cu"):
+        "starting point: the same chunk loop with cudaMalloc and cudaFree per chunk, the "
+        "baseline of the ratio, which earns nothing against itself; the exercise is where the "
+        "scratch comes from",
     ("solutions/ch01_programming_model/error_handling.cu",
      "docs/ch01_programming_model/README.md"):
         "notes: the allocate-copy-check chain the exercise's hints also describe",

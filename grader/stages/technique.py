@@ -416,6 +416,63 @@ def _instead_of_async_copies(kernels: list[Function], found: Inspection) -> str:
     return ""
 
 
+# The wait half of a cluster barrier (cluster.sync(), barrier.cluster.wait): UCGABAR_WAIT.
+CLUSTER_BARRIER_OPS = ("UCGABAR_WAIT",)
+
+
+def guarded_cluster_accesses(kernel: Function, found: Inspection) -> int:
+    """Accesses to other blocks' shared memory that stand, in program order, between two
+    waits at a cluster barrier: one before (the owner's shared memory is ready and its block
+    running) and one after (no block exits, or reads its slice, while another may still be
+    using it)."""
+    best = 0
+    for order in program_order(kernel, found):
+        waits = [i for i, kind in enumerate(order) if kind == "cluster_wait"]
+        if waits:
+            best = max(best, sum(1 for i, kind in enumerate(order)
+                                 if kind == "cluster_access" and waits[0] < i < waits[-1]))
+    return best
+
+
+def _unguarded_cluster_access(orders: list[list[str]], accesses: int) -> str:
+    """Where a kernel's accesses to other blocks' shared memory stand against its cluster
+    barriers, when none stands between two of them."""
+    some = f"its {accesses} access{'' if accesses == 1 else 'es'} to other blocks' shared memory"
+    come = "comes" if accesses == 1 else "come"
+    waits = [i for order in orders for i, kind in enumerate(order) if kind == "cluster_wait"]
+    if not waits:
+        return (f": {some} {come} with no cluster barrier (UCGABAR_WAIT: cluster.sync()), so "
+                "nothing makes the owner's slice ready before the first update, nor keeps the "
+                "owner from reading its slice and exiting before the last")
+    if not any(kind == "cluster_access" and any(k == "cluster_wait" for k in order[:i])
+               for order in orders for i, kind in enumerate(order)):
+        return (f": {some} {come} before any cluster barrier, so the owner's slice may not be "
+                "zeroed yet, nor its block running; cluster.sync() belongs between zeroing the "
+                "slices and the first update")
+    return (f": no cluster barrier follows {some}, so a block may read its slice and exit "
+            "while another is still adding to it; cluster.sync() belongs after the last "
+            "update, before the slices are read")
+
+
+def _instead_of_distributed_shared_memory(kernels: list[Function], found: Inspection) -> str:
+    """What kernels without a synchronised access to another block's shared memory do."""
+    functions, ops = _seen(kernels, found)
+    accesses = sum(f.cluster_accesses for f in functions)
+    if accesses:
+        orders = [order for k in kernels for order in program_order(k, found)]
+        return _unguarded_cluster_access(orders, accesses)
+    if _count(ops, CLUSTER_BARRIER_OPS):
+        return (": the kernel synchronises its cluster (cluster.sync()) but each block "
+                "touches only its own shared memory; no address is mapped to another block "
+                "(cluster.map_shared_rank)")
+    if _count(ops, SHARED_OPS):
+        return (": each block counts in its own shared memory only (LDS/STS/ATOMS), with no "
+                "address mapped to another block of a cluster (cluster.map_shared_rank)")
+    if _count(ops, GLOBAL_ATOMIC_OPS):
+        return ": the kernel counts with global atomics (ATOMG/REDG), not in shared memory"
+    return ""
+
+
 def _misplaced_fence(orders: list[list[str]]) -> str:
     """Where a device-scope fence stands when none lies between a store and a later atomic."""
     def after(order, i, kinds):
@@ -429,6 +486,23 @@ def _misplaced_fence(orders: list[list[str]]) -> str:
     return (": its device-scope fence comes before any global store, so it orders no data "
             "before the atomic that publishes it; the fence belongs between the data's store "
             "and that atomic")
+
+
+# The wait on the grid dependency of a programmatic launch (cudaGridDependencySynchronize(),
+# griddepcontrol.wait): ACQBULK on sm_90. Its trigger (cudaTriggerProgrammaticLaunchCompletion(),
+# griddepcontrol.launch_dependents) is PREEXIT.
+GRID_DEPENDENCY_WAIT_OPS = ("ACQBULK",)
+GRID_DEPENDENCY_TRIGGER_OPS = ("PREEXIT",)
+
+
+def _instead_of_grid_waits(kernels: list[Function], found: Inspection) -> str:
+    """What kernels that never wait on their grid dependency do about it, if anything."""
+    if _count(_seen(kernels, found)[1], GRID_DEPENDENCY_TRIGGER_OPS):
+        return (": the kernel lets the next one start (PREEXIT: "
+                "cudaTriggerProgrammaticLaunchCompletion()) but never waits for the one before, "
+                "so when it is launched programmatically it may read data the previous kernel "
+                "has not finished writing")
+    return ""
 
 
 def _local_use(rule: Technique, kernel: Function, functions: list[Function]) -> str:
@@ -560,6 +634,15 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
                "__pipeline_memcpy_async; or Hopper's bulk and tensor copies, UBLKCP/UTMALDG)",
                _in_closure("async_copies"), "asynchronous copy", "asynchronous copies",
                "asynchronous copies", _instead_of_async_copies)),
+    Rule("uses_distributed_shared_memory", "some kernel that runs accesses another block's "
+                                           "shared memory in its cluster, between cluster "
+                                           "barriers",
+         _Uses("accesses to other blocks' shared memory through cluster.map_shared_rank "
+               "(PRMT ..., 0x654 or MAPA, then a generic LD/ST/ATOM/RED) with a cluster "
+               "barrier (UCGABAR_WAIT: cluster.sync()) before and after them",
+               guarded_cluster_accesses,
+               "access to distributed shared memory", "accesses to distributed shared memory",
+               "accesses to distributed shared memory", _instead_of_distributed_shared_memory)),
     Rule("no_local_memory", "no kernel that runs spills or keeps arrays in local memory",
          _Limit(lambda rule: "no local memory (no spills: no LDL/STL, 0 bytes of stack and "
                              "local)", _local_use)),
@@ -587,6 +670,14 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
                "system-scope atomic", "system-scope atomics", "system-scope atomics",
                _when(GLOBAL_ATOMIC_OPS, ": its atomics are device-scope (.GPU), which the "
                                         "host's updates to the same word race with"))),
+    Rule("waits_on_grid_dependency", "some kernel that runs waits for the kernel its "
+                                     "programmatic launch depends on",
+         _Uses("a wait on the grid dependency (ACQBULK: cudaGridDependencySynchronize() or "
+               "griddepcontrol.wait)",
+               lambda k, found: _count(_merged_ops(closure(k, found)),
+                                       GRID_DEPENDENCY_WAIT_OPS),
+               "grid-dependency wait", "grid-dependency waits", "grid-dependency waits",
+               _instead_of_grid_waits)),
     Rule("no_library_calls", "no code of the object lies in or calls a library `value` names",
          _no_library_calls, about_kernels=False, value="libraries"),
     Rule("calls_api", "the host code calls every function `value` lists",
