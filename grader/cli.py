@@ -1,5 +1,6 @@
 """Command line: python3 -m grader {init,grade,list,skeletons,render,batch,calibrate,
-export-template,export-gradescope,gradescope-run,prairielearn-run,classroom-points};
+export-template,export-gradescope,gradescope-run,prairielearn-run,classroom-points,serve,
+serve-token};
 slurm-task, slurm-cleanup and slurm-merge are run by Slurm for `batch --slurm`."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from grader import (__version__, exports, manifest, model, render, skeletons, te
 from grader import batch, hidden, sandbox, slurm  # instructors: batch grading, hidden test cases
 from grader import html_report
 from grader import calibration  # thresholds checked on this GPU model
+from grader.service import commands as service  # serve, serve-token (Flask loaded by serve only)
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.model import ExerciseStatus
 from grader.pipeline import GradeOptions, Grader
@@ -114,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_batch_parser(sub)
     _add_slurm_parsers(sub)
     _add_calibrate_parser(sub)
+    service.add_parsers(sub)
     return p
 
 
@@ -361,6 +364,10 @@ class Progress:
         self.live = not quiet and hasattr(self.stream, "isatty") and self.stream.isatty()
         self.clock = clock
         self.started = self.last = clock()
+        try:  # the grading service's workers ask for the step more often (grader/service)
+            self.every_s = float(os.environ["COURSE_PROGRESS_EVERY_S"])
+        except (KeyError, ValueError):
+            self.every_s = self.EVERY_S
         self.latest = ""
         self.printed = ""
         self.lock = threading.Lock()
@@ -380,7 +387,7 @@ class Progress:
             return
         with self.lock:
             now = self.clock()
-            if now - self.last < self.EVERY_S:
+            if now - self.last < self.every_s:
                 return
             self.last = now
             step = self.latest or "starting"
@@ -648,6 +655,7 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
     gr.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"),
                     help="the results.json to write (default: %(default)s)")
     _add_runner_sandbox_flag(gr)
+    service.add_client_flags(gr)
 
     pl = sub.add_parser("prairielearn-run", help="grade a PrairieLearn submission and write "
                         "its results.json (a question's external grader entrypoint calls this)",
@@ -666,6 +674,7 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
                     help="grade only this exercise or chapter (repeatable); PrairieLearn gives "
                     "a grading job 600 s at most, so one exercise per question")
     _add_runner_sandbox_flag(pl)
+    service.add_client_flags(pl)
 
     c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
                        "the GitHub Classroom grading reporter reads them (step output lines "
@@ -767,8 +776,9 @@ def cmd_gradescope_run(args) -> int:
     _output_file(args.results, "--results", "json", args.upload.resolve())
     try:
         data = exports.gradescope_run(ROOT, args.upload, args.results, work,
-                                      exports.grade_with_cli(ROOT, work,
-                                                             sandbox=not args.no_sandbox))
+                                      service.service_grade(args, work)
+                                      or exports.grade_with_cli(ROOT, work,
+                                                                sandbox=not args.no_sandbox))
     except OSError as error:
         raise GraderError(f"gradescope-run: cannot write {error.filename or args.results} "
                           f"({error.strerror})") from None
@@ -784,9 +794,10 @@ def cmd_prairielearn_run(args) -> int:
     _output_file(args.results, "--results", "json", args.student.resolve())
     try:
         data = exports.prairielearn_run(ROOT, args.student, args.results, work,
-                                        exports.grade_with_cli(ROOT, work,
-                                                               sandbox=not args.no_sandbox,
-                                                               names=args.exercise),
+                                        service.service_grade(args, work, args.exercise)
+                                        or exports.grade_with_cli(ROOT, work,
+                                                                  sandbox=not args.no_sandbox,
+                                                                  names=args.exercise),
                                         args.exercise)
     except OSError as error:
         raise GraderError(f"prairielearn-run: cannot write {error.filename or args.results} "
@@ -1167,7 +1178,8 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"init": cmd_init, "grade": cmd_grade, "list": cmd_list,
                 "skeletons": cmd_skeletons, "render": cmd_render, "batch": cmd_batch,
                 "slurm-task": cmd_slurm_task, "slurm-cleanup": cmd_slurm_cleanup,
-                "slurm-merge": cmd_slurm_merge, "calibrate": cmd_calibrate, **EXPORT_HANDLERS}
+                "slurm-merge": cmd_slurm_merge, "calibrate": cmd_calibrate, **EXPORT_HANDLERS,
+                "serve": service.cmd_serve, "serve-token": service.cmd_serve_token}
     try:
         args = _parser().parse_args(argv)  # a value _positive refuses raises GraderError
         if args.command in ("grade", "list"):

@@ -98,6 +98,13 @@ if [ "$PY" = "$_course_root/.venv/bin/python" ] && ! "$PY" -c 'import xdist' 2>/
   "$PY" -m pip install -q $(grep -E '^pytest-xdist==' "$_course_root/requirements.txt") \
     || echo "setup: warning: pip install pytest-xdist failed; the tests run in one process" >&2
 fi
+# The grading service's web framework and server (python3 -m grader serve): into .venv when it is
+# ours and lacks them; elsewhere only `serve` is unavailable, saying what to install.
+if [ "$PY" = "$_course_root/.venv/bin/python" ] && ! "$PY" -c 'import flask, waitress' 2>/dev/null; then
+  echo "setup: installing flask and waitress (the grading service) from PyPI into .venv" >&2
+  "$PY" -m pip install -q $(grep -E '^(flask|werkzeug|waitress)==' "$_course_root/requirements.txt") \
+    || echo "setup: warning: pip install flask waitress failed; 'grader serve' is unavailable" >&2
+fi
 # Chromium renders the HTML report in CI's browser test (tests/test_html_report.py); students
 # and GPU machines do not need it: only with CI=true or COURSE_BROWSER=1.
 if { [ "${CI:-}" = true ] || [ "${COURSE_BROWSER:-0}" = 1 ]; } && ! command -v chromium >/dev/null 2>&1; then
