@@ -4,12 +4,14 @@
 // Every test binary is linked with --wrap for the runtime's launch entry points (meson.build,
 // launch_wrap_args): the code nvcc generates for `kernel<<<...>>>` (CUDA 12.8+: __cudaGetKernel
 // once per launch site, then __cudaLaunchKernel), cudaLaunchKernel, cudaLaunchKernelEx,
-// cooperative launches, and kernel nodes added to a graph by hand. Each wrapper notes the
+// cooperative launches, and kernel nodes added to a graph by hand; graph instantiations are
+// counted the same way (graph_instantiations). Each launch wrapper notes the
 // kernel's name (cudaFuncGetName) and calls the real function; the test main reports the names
 // in its nonce-marked event stream (gpu_test_main.cpp). Course kernels are noted too: the
 // grader looks only at the student's.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <string>
@@ -26,6 +28,8 @@ struct Record {
   std::set<std::string> launched;
   std::vector<std::string> unreported;
 };
+
+std::atomic<std::size_t> instantiations{0};
 
 Record& record() {
   static Record* instance = new Record();  // never destroyed: launches may come at exit
@@ -90,6 +94,8 @@ std::vector<std::string> take_unreported_launches() {
   return out;
 }
 
+std::size_t graph_instantiations() { return instantiations.load(); }
+
 }  // namespace course
 
 // The wrapped entry points. The __real_ names are resolved by the linker to the runtime's own.
@@ -112,6 +118,13 @@ cudaError_t __real_cudaGraphAddKernelNode(cudaGraphNode_t*, cudaGraph_t, const c
 cudaError_t __real_cudaGraphKernelNodeSetParams(cudaGraphNode_t, const cudaKernelNodeParams*);
 cudaError_t __real_cudaGraphExecKernelNodeSetParams(cudaGraphExec_t, cudaGraphNode_t,
                                                     const cudaKernelNodeParams*);
+cudaError_t __real_cudaGraphInstantiate(cudaGraphExec_t*, cudaGraph_t, unsigned long long);
+cudaError_t __real_cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t,
+                                                 unsigned long long);
+cudaError_t __real_cudaGraphInstantiateWithParams(cudaGraphExec_t*, cudaGraph_t,
+                                                  cudaGraphInstantiateParams*);
+cudaError_t __real_cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t,
+                                                       cudaGraphInstantiateParams*);
 
 cudaError_t __wrap___cudaGetKernel(cudaKernel_t* kernel, const void* function) {
   cudaError_t status = __real___cudaGetKernel(kernel, function);
@@ -190,6 +203,30 @@ cudaError_t __wrap_cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGr
                                                     const cudaKernelNodeParams* params) {
   if (params != nullptr) note_function(params->func);
   return __real_cudaGraphExecKernelNodeSetParams(exec, node, params);
+}
+
+cudaError_t __wrap_cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                        unsigned long long flags) {
+  ++instantiations;
+  return __real_cudaGraphInstantiate(exec, graph, flags);
+}
+
+cudaError_t __wrap_cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                 unsigned long long flags) {
+  ++instantiations;
+  return __real_cudaGraphInstantiateWithFlags(exec, graph, flags);
+}
+
+cudaError_t __wrap_cudaGraphInstantiateWithParams(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                  cudaGraphInstantiateParams* params) {
+  ++instantiations;
+  return __real_cudaGraphInstantiateWithParams(exec, graph, params);
+}
+
+cudaError_t __wrap_cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                       cudaGraphInstantiateParams* params) {
+  ++instantiations;
+  return __real_cudaGraphInstantiateWithParams_ptsz(exec, graph, params);
 }
 
 }  // extern "C"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "course/launch_record.h"
 #include "course/testing.h"
 #include "graph_update_reference.h"
 
@@ -342,11 +343,13 @@ TEST(GraphUpdateStream, BuildRunsOnTheGivenStream) {
 }
 
 TEST(GraphUpdateStream, ExecutableGraphIsInstantiatedOnce) {
-  // The test launches g.exec behind a held stream before the steps, so that executable graph
-  // stays in flight while they run: one destroyed meanwhile is freed only once that launch
-  // ends, so a new instantiation cannot take its address, and g.exec must not change. The
-  // held launch, enqueued before any update, must do build_pipeline_graph's step; the steps,
-  // which queue behind it, their own.
+  // The test binary counts instantiations (course::graph_instantiations: the runtime's
+  // cudaGraphInstantiate* are wrapped at link time): the steps must add none, and g.exec must
+  // stay the handle build_pipeline_graph made. The handle alone cannot tell, since a destroyed
+  // exec's address may come back from the next instantiation. The test also launches g.exec
+  // behind a held stream before the steps: that launch, enqueued before any update, must do
+  // build_pipeline_graph's step; the steps, which queue behind it, their own; and no step may
+  // wait for it.
   const std::size_t n = 4096;
   constexpr int kSteps = 4;
   auto rng = course::testing::case_rng();
@@ -367,6 +370,7 @@ TEST(GraphUpdateStream, ExecutableGraphIsInstantiatedOnce) {
   ASSERT_NE(instantiated, nullptr) << "PipelineGraph::exec is nullptr after build_pipeline_graph";
   std::string replaced;
   bool gave_up = false;
+  const std::size_t instantiated_before = course::graph_instantiations();
   {
     course::StreamGate gate(held);
     CUDA_CHECK(cudaGraphLaunch(instantiated, held));
@@ -378,8 +382,14 @@ TEST(GraphUpdateStream, ExecutableGraphIsInstantiatedOnce) {
     gate.open();
     gave_up = gate.gave_up();
   }
+  const std::size_t instantiated_in_steps = course::graph_instantiations() - instantiated_before;
   held.synchronize();
   stream.synchronize();
+  EXPECT_EQ(instantiated_in_steps, 0u)
+      << "run_pipeline_step instantiated " << instantiated_in_steps << " executable graphs in "
+      << kSteps << " steps: it must change the executable graph that build_pipeline_graph "
+      << "instantiated (cudaGraphExecKernelNodeSetParams or cudaGraphExecUpdate), never "
+      << "cudaGraphInstantiate another one for a step";
   EXPECT_TRUE(replaced.empty())
       << replaced << ": run_pipeline_step must change the executable graph that "
       << "build_pipeline_graph instantiated (cudaGraphExecKernelNodeSetParams or "
