@@ -41,6 +41,11 @@
 #               skeletons/ as two more students when CLASS_SOLUTIONS=1 (the default), CLASS_ROUNDS
 #               times (default 1); every report must match its expect.toml (solutions: full
 #               marks; skeletons: compiled, nothing earned), each graded in the sandbox
+#   service     scripts/check_service.py: `grader serve` with two workers on this GPU, a class of
+#               four uploads of SERVICE_CHAPTER (default ch01_programming_model) sent through
+#               gradescope-run --service and prairielearn-run --service (solutions: every point;
+#               skeletons: none), then a service killed mid-grade and started again: the job is
+#               graded again to full marks (needs Flask and Waitress; off unless SERVICE=1)
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
 #               fixture under tests/fixtures/submissions graded and checked against its
 #               expect.toml, in FIXTURES order; a GPU test that would skip fails instead
@@ -51,7 +56,7 @@
 # Knobs: RUNS (default 3), EXERCISES ("ch01 ch02", default all), SKELETONS=0, SUPPORT=0,
 # PROFILE=1, CALIBRATE=1, SHARED=0, NEIGHBOUR=0, GPUS=0, STUDENT=0, STUDENT_OF ("solutions", "skeletons" or both, the default: which copies the student
 # stage grades), INCREMENTAL=0, INCREMENTAL_CHAPTERS, INCREMENTAL_LIMIT_S, INCREMENTAL_MEDIAN_S,
-# BATCH=0, PYTEST=0,
+# BATCH=0, PYTEST=0, SERVICE=1, SERVICE_CHAPTER,
 # FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
 # (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
 # for solutions and skeletons; default: the grader's own choice). A stage turned off by a knob
@@ -332,6 +337,21 @@ if [ "${CLASS:-0}" = 1 ]; then
   for f in build/fixture-class/round-*/reports/*.json; do [ -f "$f" ] && REPORTS+=("$f"); done
 else
   record class off "CLASS=0 (CLASS=1 grades the fixtures as one class)"
+fi
+
+# --- the grading service ------------------------------------------------------------------
+if [ "${SERVICE:-0}" = 1 ]; then
+  log="$OUT/logs/service.txt"
+  echo "== grading service"
+  if $PY scripts/check_service.py build/service-check --out "$OUT/logs/service" \
+      --chapter "${SERVICE_CHAPTER:-ch01_programming_model}" > "$log" 2>&1; then
+    record service ok "$(tail -n 1 "$log")"
+  else
+    cat "$log"
+    record service FAILED "$(grep FAILED "$log" | head -n 3 | tr '\n' ' ')"
+  fi
+else
+  record service off "SERVICE=0 (SERVICE=1 grades a class through grader serve)"
 fi
 
 # --- the course's tests, GPU fixtures included ---------------------------------------------
