@@ -6,8 +6,9 @@ platforms send them, and a restart in the middle of the queue.
     python3 scripts/check_service.py DATA --chapter ch01_programming_model [--out DIR]
 
 1. The service starts (`serve --port 0 --workers 2`) with a token made by `serve-token add`.
-2. Four uploads at once, so that two are graded together while two wait: the solutions and the
-   skeletons of CHAPTER through `gradescope-run --service` (a Gradescope upload of loose files)
+2. Four uploads, two at a time (one per platform: each platform's run lays the upload out in
+   a folder of its own in the course, made for one run at a time), graded together by the two
+   workers: the solutions and then the skeletons of CHAPTER through `gradescope-run --service` (a Gradescope upload of loose files)
    and through `prairielearn-run --service -e CHAPTER` (a PrairieLearn question's files).
    The solutions must earn every point of the chapter, the skeletons none.
 3. A fifth upload (the solutions, through the HTTP API): once it is being graded the service is
@@ -122,9 +123,14 @@ def main() -> int:
                       ["prairielearn-run", "--student", str(pl / args.chapter), "-e",
                        args.chapter, "--results", str(out / f"prairielearn-{tree}.json"),
                        "--service", url]))
+    # Two waves of two: a platform's run lays the upload out in a folder of the course of its
+    # own (build/gradescope, build/prairielearn), made for one run at a time as on the
+    # platforms, so the two runs at once are one of each platform.
     class_began = time.monotonic()
-    with ThreadPoolExecutor(len(cases)) as pool:
-        ran = list(pool.map(lambda case: run_client(case[3], token), cases))
+    ran = []
+    with ThreadPoolExecutor(2) as pool:
+        for wave in (cases[:2], cases[2:]):
+            ran += list(pool.map(lambda case: run_client(case[3], token), wave))
     class_s = time.monotonic() - class_began
     for (name, tree, results, _), (code, output) in zip(cases, ran):
         if code != 0 or not results.is_file():
