@@ -1,6 +1,6 @@
 """Command line: python3 -m grader {init,grade,list,skeletons,render,batch,calibrate,
-export-template,export-gradescope,gradescope-run,prairielearn-run,classroom-points,serve,
-serve-token};
+export-template,export-gradescope,export-prairielearn,gradescope-run,prairielearn-run,
+classroom-run,classroom-points,serve,serve-token};
 slurm-task, slurm-cleanup and slurm-merge are run by Slurm for `batch --slurm`."""
 
 from __future__ import annotations
@@ -638,10 +638,41 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
                        "into a new folder (for a GitHub template repository)")
     t.add_argument("out", type=Path, help="new or empty folder")
     t.add_argument("--no-git", action="store_true", help="do not make it a git repository")
+    t.add_argument("--service", metavar="URL",
+                   help="its GitHub Classroom workflow runs on GitHub's hosted runners and has "
+                   "each push graded by this grading service, with the token kept as the "
+                   "Actions secret COURSE_SERVICE_TOKEN (default: a self-hosted GPU runner "
+                   "grades)")
 
     z = sub.add_parser("export-gradescope", help="write a Gradescope autograder zip (setup.sh, "
                        "run_autograder and the course without solutions)")
     z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
+    z.add_argument("--service", metavar="URL",
+                   help="an autograder for Gradescope's standard images (no GPU, no CUDA) that "
+                   "sends each upload to this grading service ('grader serve') and writes its "
+                   "grade; without it, one that grades on an image with CUDA and a GPU")
+    z.add_argument("--service-token-file", type=Path, metavar="PATH",
+                   help="with --service: copy the service's token from this file into the zip "
+                   "(default: run_autograder reads $COURSE_SERVICE_TOKEN)")
+
+    pe = sub.add_parser("export-prairielearn", help="write a PrairieLearn external grader image "
+                        "recipe that grades through the grading service (Dockerfile, the "
+                        "grader, an entrypoint)",
+                        description="Writes into a new folder a Dockerfile (a small Python "
+                        "image: no CUDA, no GPU), course/ (the grader package and the chapters, "
+                        "no solutions, and the entrypoint, which runs prairielearn-run --service "
+                        "with the question's -e), question-info.json (a question's "
+                        "externalGradingOptions) and README.md. The token, when given, goes to "
+                        "serverFilesCourse/ for the PrairieLearn course, never into the image.")
+    pe.add_argument("out", type=Path, help="new or empty folder")
+    pe.add_argument("--service", metavar="URL", required=True,
+                    help="the grading service ('grader serve'), e.g. https://grading.example.edu")
+    pe.add_argument("--service-token-file", type=Path, metavar="PATH",
+                    help="copy the service's token from this file into serverFilesCourse/ "
+                    "(default: the questions set $COURSE_SERVICE_TOKEN)")
+    pe.add_argument("--image", default=exports.PL_IMAGE, metavar="NAME",
+                    help="the image's name on Docker Hub, for question-info.json and README.md "
+                    "(default: %(default)s)")
 
     gr = sub.add_parser("gradescope-run", help="grade a Gradescope upload and write its "
                         "results.json (run_autograder calls this)",
@@ -675,6 +706,23 @@ def _add_export_arguments(sub, grade, render_parser) -> None:
                     "a grading job 600 s at most, so one exercise per question")
     _add_runner_sandbox_flag(pl)
     service.add_client_flags(pl)
+
+    cr = sub.add_parser("classroom-run", help="send workspace/ to the grading service and save "
+                        "its report (the GitHub Classroom workflow of export-template --service "
+                        "calls this)",
+                        description="Lays out the exercise files of the student's workspace/ "
+                        "as the grader expects, sends them to the grading service, waits for its "
+                        "grade and writes the service's JSON report (then classroom-points turns "
+                        "it into each chapter's points). Nothing is compiled or run here: no GPU, "
+                        "no CUDA. Exit 2, writing no report, when the service cannot grade it.")
+    cr.add_argument("--workspace", type=Path, default=None, metavar="DIR",
+                    help="the student's work (default: workspace/)")
+    cr.add_argument("--json", type=Path, default=Path(exports.CLASSROOM_REPORT), metavar="PATH",
+                    help="the report to write (default: %(default)s)")
+    cr.add_argument("--client-ref", default="", metavar="TEXT",
+                    help="the submission's reference at the service, e.g. "
+                    "$GITHUB_REPOSITORY@$GITHUB_SHA")
+    service.add_client_flags(cr)
 
     c = sub.add_parser("classroom-points", help="print one chapter's points from a report as "
                        "the GitHub Classroom grading reporter reads them (step output lines "
@@ -744,7 +792,8 @@ def cmd_export_template(args) -> int:
         _writable(out, "export-template")
     elif not out.exists():
         _writable(_existing_parent(out), f"export-template {args.out}: its folder")
-    workflow = exports.classroom_workflow(manifest.discover(ROOT))
+    url = exports.service_url(args.service) if args.service is not None else None
+    workflow = exports.classroom_workflow(manifest.discover(ROOT), url)
     try:
         written = template.export(ROOT, out, git=not args.no_git,
                                   extra={".github/workflows/classroom.yml": workflow})
@@ -752,20 +801,76 @@ def cmd_export_template(args) -> int:
         raise GraderError(f"export-template {args.out}: cannot write "
                           f"{error.filename or out} ({error.strerror})") from None
     _say(f"wrote a student template of {len(written)} files to {out} (no solutions/)"
-         + ("" if args.no_git else "; committed as a new git repository"))
+         + ("" if args.no_git else "; committed as a new git repository")
+         + (f"; its workflow sends each push to {url} (give the repositories the Actions "
+            f"secret {exports.CLASSROOM_SECRET})" if url else ""))
     return EXIT_OK
+
+
+def _service_export_options(args) -> tuple[str | None, str | None]:
+    """--service and --service-token-file of an export: the URL checked, the token read."""
+    if args.service is None:
+        if args.service_token_file is not None:
+            raise GraderError("--service-token-file is for --service URL")
+        return None, None
+    url = exports.service_url(args.service)
+    token = (exports.service_token(args.service_token_file)
+             if args.service_token_file is not None else None)
+    return url, token
 
 
 def cmd_export_gradescope(args) -> int:
     if template.is_template(ROOT):
         raise GraderError(f"{template.NO_SOLUTIONS}; export from the course itself")
+    url, token = _service_export_options(args)
     out = _output_file(args.out, "export-gradescope", "zip")
     try:
-        names = exports.gradescope_zip(ROOT, out)
+        names = exports.gradescope_zip(ROOT, out, url, token)
     except OSError as error:
         raise GraderError(f"cannot write export-gradescope {out}: {error.strerror}") from None
-    _say(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder; it "
-         "needs an image with the CUDA toolkit and a GPU (docs/instructors.md)")
+    if url is None:
+        _say(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder; it "
+             "needs an image with the CUDA toolkit and a GPU (docs/instructors.md)")
+    else:
+        _say(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder, on "
+             f"a standard image; each upload is graded by {url}, the token "
+             + ("in the zip" if token else "from $COURSE_SERVICE_TOKEN (docs/instructors.md)"))
+    return EXIT_OK
+
+
+def cmd_export_prairielearn(args) -> int:
+    url, token = _service_export_options(args)
+    out = args.out.resolve()
+    _refuse_protected(out, "export-prairielearn", None)
+    template.check_target(out)
+    _writable(out if out.is_dir() else _existing_parent(out), f"export-prairielearn {args.out}")
+    try:
+        written = exports.prairielearn_export(ROOT, out, url, token, args.image)
+    except OSError as error:
+        raise GraderError(f"export-prairielearn {args.out}: cannot write "
+                          f"{error.filename or out} ({error.strerror})") from None
+    _say(f"wrote a PrairieLearn grader of {len(written)} files to {out}: build and push its "
+         f"image, then set each question up as its README.md says; it grades through {url}")
+    return EXIT_OK
+
+
+def cmd_classroom_run(args) -> int:
+    if not args.service:
+        raise GraderError("classroom-run sends the work to a grading service: give --service URL")
+    folder = args.workspace or ROOT / workspace.WORKSPACE
+    if not folder.is_dir():
+        raise GraderError(f"{folder} is not a folder: classroom-run sends the student's "
+                          "workspace/ (or --workspace DIR)")
+    _output_file(args.json, "--json", "json", folder.resolve())
+    from grader.service import client
+    token = client.token_from(args.service_token_file)
+    work = ROOT / "build" / "classroom-service"
+    grade = client.grade_with_service(args.service, token, work, reference=args.client_ref,
+                                      wait_s=float(args.service_wait or 3600), say=_say)
+    report = exports.classroom_run(ROOT, folder, work, grade)
+    render.write_json(report, args.json)
+    print(printable(render.terminal(report, sys.stdout)))
+    _say(f"wrote {args.json}: the service's report")
     return EXIT_OK
 
 
@@ -831,6 +936,8 @@ def cmd_classroom_points(args) -> int:
 
 EXPORT_HANDLERS = {"export-template": cmd_export_template,
                    "export-gradescope": cmd_export_gradescope,
+                   "export-prairielearn": cmd_export_prairielearn,
+                   "classroom-run": cmd_classroom_run,
                    "gradescope-run": cmd_gradescope_run,
                    "prairielearn-run": cmd_prairielearn_run,
                    "classroom-points": cmd_classroom_points}

@@ -1,7 +1,9 @@
 """Views of a Report in the formats teaching platforms read, and the files that wire the
 grader into them: Gradescope (results.json, and an autograder zip), PrairieLearn (external
 grading results.json), GitHub Classroom (what autograding-grading-reporter reads, and the
-workflow that produces it). Like render.py, nothing here re-derives a score: every number
+workflow that produces it); with a grading service's URL, the same wiring for machines without
+a GPU, whose jobs send each submission to the service (a zip, an image recipe, a workflow for
+GitHub's hosted runners). Like render.py, nothing here re-derives a score: every number
 comes from the report (Classroom's are its points rounded to whole points, which the
 reporter's log needs to show the totals it sends). PrairieLearn's and Classroom's results stay
 within their platforms' size limits whatever the report: long texts are cut, with a note
@@ -15,11 +17,13 @@ import copy
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import traceback
+import urllib.parse
 import zipfile
 from collections.abc import Callable
 from datetime import datetime
@@ -386,10 +390,11 @@ def classroom_runners(chapters) -> dict[str, tuple[str, str, str]]:
     return {c: (c[:4], f"{c[:4]}earned", f"{c[:4]}missed") for c in chapters}
 
 
-def classroom_workflow(exercises: list[manifest.Exercise]) -> str:
+def classroom_workflow(exercises: list[manifest.Exercise], service: str | None = None) -> str:
     """.github/workflows/classroom.yml: grade once, then one step per chapter turning the
     report into that chapter's two results (its max score from the manifests), then the
-    reporter."""
+    reporter. The grade runs on a self-hosted GPU runner, or, with `service` (a grading
+    service's URL), on GitHub's hosted runners, which send the workspace to the service."""
     points = chapter_points(exercises)
     runners = classroom_runners(points)
     steps = "".join(
@@ -404,18 +409,11 @@ def classroom_workflow(exercises: list[manifest.Exercise]) -> str:
                   for step, *ids in runners.values()
                   for runner, half in zip(ids, ("earned", "missed")))
     names = ",".join(r for _, *ids in runners.values() for r in ids)
+    total = f"{sum(points.values()):g}"
+    about, runs_on, grade = (_classroom_service(service, total) if service
+                             else _classroom_gpu(total))
     return f"""\
-# GitHub Classroom autograding for the CUDA course. Generated from the exercise manifests by
-# 'python3 -m grader export-template'; export again when exercises or points change. Adding
-# or editing tests in Classroom's web editor replaces this file: add none there.
-#
-# GitHub's hosted runners have no GPU, so this job runs on a self-hosted runner that has an
-# NVIDIA GPU, the CUDA toolkit 12+ and Python 3.11+ (labels: self-hosted, gpu). The student's
-# work is workspace/; the grader builds and runs it once, then each chapter's step reports
-# that chapter's points to autograding-grading-reporter as two runners, what was earned and
-# what was missed, in whole points, so that the totals its log prints are the points it
-# sends (total: {sum(points.values()):g}).
-#
+{about}#
 # This file and the grader live in the student's repository, which the student controls: the
 # score is feedback, and a class is graded with 'python3 -m grader batch' (docs/instructors.md,
 # "What a platform's score is worth, and final grades").
@@ -430,22 +428,13 @@ permissions:
   contents: read
 jobs:
   run-autograding-tests:
-    runs-on: [self-hosted, gpu]
+    runs-on: {runs_on}
     if: github.actor != 'github-classroom[bot]'
     timeout-minutes: 120
     steps:
       - name: Checkout code
         uses: actions/checkout@v4
-      - name: Grade
-        # Every step runs the set-up's Python (3.11+, the course's .venv): $PY goes to the
-        # job's environment. CI=false keeps the set-up from installing the course's own CI
-        # tools, which it does where CI=true (GitHub sets it). Exit 2 (the grader could not
-        # run) still lets each chapter report: with no report, an error and 0 points.
-        run: |
-          CI=false . scripts/setup.sh
-          echo "PY=$PY" >> "$GITHUB_ENV"
-          "$PY" -m grader grade --json {CLASSROOM_REPORT} -q || true
-      - name: Keep the grading report
+{grade}      - name: Keep the grading report
         if: always()
         uses: actions/upload-artifact@v4
         with:
@@ -458,6 +447,78 @@ jobs:
 {env}        with:
           runners: {names}
 """
+
+
+def _classroom_gpu(total: str) -> tuple[str, str, str]:
+    """The workflow's comment, runner and grade step where a GPU runner grades."""
+    about = f"""\
+# GitHub Classroom autograding for the CUDA course. Generated from the exercise manifests by
+# 'python3 -m grader export-template'; export again when exercises or points change. Adding
+# or editing tests in Classroom's web editor replaces this file: add none there.
+#
+# GitHub's hosted runners have no GPU, so this job runs on a self-hosted runner that has an
+# NVIDIA GPU, the CUDA toolkit 12+ and Python 3.11+ (labels: self-hosted, gpu). The student's
+# work is workspace/; the grader builds and runs it once, then each chapter's step reports
+# that chapter's points to autograding-grading-reporter as two runners, what was earned and
+# what was missed, in whole points, so that the totals its log prints are the points it
+# sends (total: {total}).
+"""
+    grade = f"""\
+      - name: Grade
+        # Every step runs the set-up's Python (3.11+, the course's .venv): $PY goes to the
+        # job's environment. CI=false keeps the set-up from installing the course's own CI
+        # tools, which it does where CI=true (GitHub sets it). Exit 2 (the grader could not
+        # run) still lets each chapter report: with no report, an error and 0 points.
+        run: |
+          CI=false . scripts/setup.sh
+          echo "PY=$PY" >> "$GITHUB_ENV"
+          "$PY" -m grader grade --json {CLASSROOM_REPORT} -q || true
+"""
+    return about, "[self-hosted, gpu]", grade
+
+
+CLASSROOM_SECRET = "COURSE_SERVICE_TOKEN"  # the repository's or organisation's secret
+
+
+def _classroom_service(url: str, total: str) -> tuple[str, str, str]:
+    """The workflow's comment, runner and grade step where a grading service grades."""
+    about = f"""\
+# GitHub Classroom autograding for the CUDA course, through the course's grading service.
+# Generated from the exercise manifests by 'python3 -m grader export-template --service URL';
+# export again when exercises or points change. Adding or editing tests in Classroom's web
+# editor replaces this file: add none there.
+#
+# It runs on GitHub's hosted runners (ubuntu-latest), which need no GPU: the Grade step sends
+# the student's workspace/ to the course's grading service, which grades it on the course's
+# GPUs, and saves the service's report. The service:
+#   {url}
+# Then each chapter's step reports that chapter's points to autograding-grading-reporter as
+# two runners, what was earned and what was missed, in whole points, so that the totals its
+# log prints are the points it sends (total: {total}). The service's token is the Actions
+# secret {CLASSROOM_SECRET}, of the repository or of the classroom's organisation (Settings,
+# Secrets and variables, Actions).
+"""
+    grade = f"""\
+      - name: Set up Python
+        uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: Grade
+        # The grader's client needs Python 3.11+ and nothing else (no GPU, no CUDA, no build):
+        # $PY goes to the job's environment for the chapters' steps. The token reaches this
+        # step alone. Exit 2 (no token, the service out of reach or unable to grade) still
+        # lets each chapter report: with no report, an error and 0 points.
+        env:
+          {CLASSROOM_SECRET}: "${{{{ secrets.{CLASSROOM_SECRET} }}}}"
+        run: |
+          echo "PY=$(command -v python)" >> "$GITHUB_ENV"
+          if [ -z "${CLASSROOM_SECRET}" ]; then
+            echo "::error::no Actions secret {CLASSROOM_SECRET}: the service's token is missing"
+          fi
+          python -m grader classroom-run --service {shlex.quote(url)} \\
+            --json {CLASSROOM_REPORT} --client-ref "$GITHUB_REPOSITORY@$GITHUB_SHA" || true
+"""
+    return about, "ubuntu-latest", grade
 
 
 # ------------------------------------------------------------------ Gradescope autograder
@@ -496,16 +557,125 @@ exec "$PY" -m grader gradescope-run --upload /autograder/submission \\
 """
 
 
-def gradescope_zip(root: Path, out: Path) -> list[str]:
+# -------------------------------------------------- platforms through the grading service
+# With --service, a platform's job grades nothing itself: it lays the student's files out and
+# sends them to the course's grading service (grader/service/client.py). It needs Python 3.11+
+# and what laying out takes, the grader package and the chapters' manifests: no CUDA, no GPU,
+# no build, no skeletons, no solutions.
+
+SERVICE_TOKEN = "service-token"  # the token's file, beside the course files, where there is one
+PYTHON_311 = "import sys; sys.exit(sys.version_info < (3, 11))"
+
+
+def service_url(url: str) -> str:
+    """The grading service's address as a platform's script will hold it: http(s), a host,
+    nothing a shell or a YAML file would read otherwise."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GraderError(f"--service {url!r} is not the address of a grading service; give "
+                          "one like https://grading.example.edu")
+    if any(c.isspace() or not c.isprintable() or c in "'\"`$\\" for c in url) \
+            or parts.query or parts.fragment:
+        raise GraderError(f"--service {url!r}: give the service's address alone (scheme, "
+                          "host, port, path), without quotes, spaces or a query")
+    return url.rstrip("/")
+
+
+def service_token(path: Path) -> str:
+    """The token in the file --service-token-file names, checked: one line of printable
+    characters. Never printed: an error names the file, not what it holds."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError) as error:
+        raise GraderError(f"--service-token-file {path}: cannot read it "
+                          f"({getattr(error, 'strerror', None) or 'not text'})") from None
+    if not token or any(c.isspace() or not c.isprintable() for c in token):
+        raise GraderError(f"--service-token-file {path} must hold the token alone, on one line "
+                          "('python3 -m grader serve-token add' prints one)")
+    return token
+
+
+def service_files(root: Path) -> list[str]:
+    """The course files a platform's job needs to send a submission to the service: the
+    grader package and the chapters (their manifests name each exercise's files), as the
+    student template has them."""
+    return [rel for rel in template.files(root) if rel.split("/", 1)[0] in ("grader", "chapters")]
+
+
+_FIND_PYTHON = f"""\
+python_311() {{  # the first Python 3.11+ on the PATH
+  for py in python3 python3.13 python3.12 python3.11; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c '{PYTHON_311}' 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}}
+"""
+
+GRADESCOPE_SERVICE_SETUP = f"""\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder image. This autograder
+# compiles and runs nothing on Gradescope: run_autograder sends each upload to the course's
+# grading service, which grades it on the course's GPUs. So any of Gradescope's standard Ubuntu
+# images will do (22.04 or newer): it needs Python 3.11+ and the CA certificates (HTTPS), no
+# CUDA toolkit, no GPU, no build of the course.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+{_FIND_PYTHON}apt-get update -qq
+apt-get install -y -qq ca-certificates
+python_311 >/dev/null || apt-get install -y -qq python3.11
+if ! python_311 >/dev/null; then
+  echo "setup.sh: no Python 3.11+ in this image's packages: choose Ubuntu 22.04 or newer" >&2
+  exit 1
+fi
+cd /autograder/source
+"$(python_311)" -m grader list >/dev/null  # the course's manifests, read as each run will
+"""
+
+
+def gradescope_service_run(url: str, token_file: bool) -> str:
+    """run_autograder of an autograder that sends each upload to the service at url; the
+    token from the zip's service-token file, or else $COURSE_SERVICE_TOKEN."""
+    token = (f' \\\n    --service-token-file "$root/source/{SERVICE_TOKEN}"' if token_file
+             else "")
+    return f"""\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission. Nothing of the student's is compiled or run
+# here: the upload (/autograder/submission: loose .cu files, chapter folders or a whole
+# workspace/) is laid out as the grader expects and sent to the course's grading service,
+# whose grade becomes /autograder/results/results.json (a 0 saying why when the service
+# cannot grade it). The service's token: {"the file " + SERVICE_TOKEN + " of this autograder"
+                                         if token_file else "$COURSE_SERVICE_TOKEN"}.
+# AUTOGRADER_ROOT (default /autograder) moves the three folders, for a trial elsewhere.
+set -uo pipefail
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+{_FIND_PYTHON}if py=$(python_311); then
+  cd "$root/source" || exit 1
+  exec "$py" -m grader gradescope-run --service {shlex.quote(url)}{token} \\
+    --upload "$root/submission" --results "$root/results/results.json"
+fi
+echo "run_autograder: no Python 3.11 or newer (setup.sh installs it)" >&2
+mkdir -p "$root/results"
+printf '%s\\n' '{{"score": 0, "output": "The autograder has no Python 3.11 or newer: its \
+setup.sh installs one; rebuild the autograder.", "output_format": "text", "tests": []}}' \\
+  > "$root/results/results.json"
+"""
+
+
+def gradescope_zip(root: Path, out: Path, service: str | None = None,
+                   token: str | None = None) -> list[str]:
     """The autograder zip: setup.sh and run_autograder at its root beside the template's
-    course files (no solutions); returns the names in it."""
-    executable = 0o100755 << 16  # regular file, rwxr-xr-x, in the zip's Unix attributes
+    course files (no solutions); returns the names in it. With `service` (the service's
+    URL): the scripts that send each upload there, beside the files that takes, and the
+    token, when given, in the file service-token (mode 0600)."""
     # Into a temporary file beside `out`, renamed over it once whole: a failed write (a full
     # disk, a read-only folder) leaves no half zip and the old one as it was.
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        names = _fill_zip(root, Path(tmp), executable)
+        names = _fill_zip(root, Path(tmp), service, token)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # as a plain write would make it, not mkstemp's 0600
@@ -516,22 +686,173 @@ def gradescope_zip(root: Path, out: Path) -> list[str]:
     return names
 
 
-def _fill_zip(root: Path, out: Path, executable: int) -> list[str]:
+def _fill_zip(root: Path, out: Path, service: str | None, token: str | None) -> list[str]:
+    if service:
+        scripts = {"setup.sh": GRADESCOPE_SERVICE_SETUP,
+                   "run_autograder": gradescope_service_run(service, token is not None)}
+        files = service_files(root)
+    else:
+        scripts = {"setup.sh": GRADESCOPE_SETUP, "run_autograder": GRADESCOPE_RUN}
+        files = template.files(root)
+    written = {**{name: (text, 0o755) for name, text in scripts.items()},
+               **({SERVICE_TOKEN: (token + "\n", 0o600)} if token is not None else {})}
     names = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, text in (("setup.sh", GRADESCOPE_SETUP), ("run_autograder", GRADESCOPE_RUN)):
+        for name, (text, mode) in written.items():
             info = zipfile.ZipInfo(name)
-            info.external_attr = executable
+            info.external_attr = (0o100000 | mode) << 16  # a regular file, in Unix attributes
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, text)
             names.append(name)
-        for rel in template.files(root):
+        for rel in files:
             zf.write(root / rel, rel)
             names.append(rel)
         zf.writestr(template.MARKER, "A Gradescope autograder made by 'python3 -m grader "
                     "export-gradescope': no solutions/.\n")
         names.append(template.MARKER)
     return names
+
+
+# ---------------------------------------------------- PrairieLearn image, through the service
+
+PL_ENTRYPOINT = "prairielearn-entrypoint"      # in the image's /course
+PL_TOKEN_FOLDER = "cuda-course-service"        # under the PrairieLearn course's serverFilesCourse
+PL_IMAGE = "DOCKERHUB_USER/cuda-course-grader"
+PL_WAIT_S = 540  # the service's queue and grade, within PrairieLearn's 600 s a job
+
+
+def prairielearn_entrypoint(url: str) -> str:
+    """The image's entrypoint: prairielearn-run --service with the question's arguments."""
+    return f"""\
+#!/bin/sh
+# PrairieLearn's external grader runs this in the grading container, with the question's
+# arguments (-e EXERCISE, from the entrypoint in its info.json). Nothing of the student's is
+# compiled or run here: the files in /grade/student are laid out as the grader expects and
+# sent to the course's grading service, whose grade becomes /grade/results/results.json (not
+# gradable, saying why, when the service cannot grade it within {PL_WAIT_S} s). The service's
+# token: the file serverFilesCourse/{PL_TOKEN_FOLDER}/{SERVICE_TOKEN} where the question copies it
+# into /grade, else $COURSE_SERVICE_TOKEN (the question's environment).
+# GRADE_ROOT (default /grade) moves /grade, for a trial elsewhere.
+set -u
+grade="${{GRADE_ROOT:-/grade}}"
+token="$grade/serverFilesCourse/{PL_TOKEN_FOLDER}/{SERVICE_TOKEN}"
+if [ -f "$token" ]; then
+  set -- --service-token-file "$token" "$@"
+fi
+{_FIND_PYTHON}if py=$(python_311); then
+  cd "$(dirname "$0")" || exit 1
+  exec "$py" -m grader prairielearn-run --service {shlex.quote(url)} \\
+    --service-wait {PL_WAIT_S} --student "$grade/student" \\
+    --results "$grade/results/results.json" "$@"
+fi
+echo "{PL_ENTRYPOINT}: no Python 3.11 or newer in this image" >&2
+exit 1
+"""
+
+
+def _prairielearn_dockerfile(url: str) -> str:
+    return f"""\
+# The CUDA course's external grader image for PrairieLearn, grading through the course's
+# grading service ({url}): each submission is laid out and sent there, so the image
+# holds Python and the grader's package and chapters alone: no CUDA, no GPU, no solutions and
+# no token. Made by 'python3 -m grader export-prairielearn'; README.md says how to use it.
+FROM python:3.12-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+COPY course/ /course/
+RUN chmod 0755 /course/{PL_ENTRYPOINT} \\
+    && mkdir -p /course/build && chmod 0777 /course/build \\
+    && cd /course && python3 -m grader list >/dev/null
+ENTRYPOINT ["/course/{PL_ENTRYPOINT}"]
+"""
+
+
+def _prairielearn_question(image: str, token: bool) -> dict:
+    options = {"enabled": True, "image": image,
+               "entrypoint": [f"/course/{PL_ENTRYPOINT}", "-e", "vector_add"],
+               "timeout": 600, "enableNetworking": True}
+    if token:
+        options["serverFilesCourse"] = [f"{PL_TOKEN_FOLDER}/"]
+    else:
+        options["environment"] = {"COURSE_SERVICE_TOKEN": "the token serve-token add printed"}
+    return {"gradingMethod": "External", "externalGradingOptions": options}
+
+
+def _prairielearn_readme(url: str, image: str, token: bool) -> str:
+    where = (f"the file `serverFilesCourse/{PL_TOKEN_FOLDER}/{SERVICE_TOKEN}` here: copy the "
+             f"folder `serverFilesCourse/{PL_TOKEN_FOLDER}/` into your PrairieLearn course's "
+             "`serverFilesCourse/`; each question lists it under `serverFilesCourse`, and "
+             "PrairieLearn copies it into the grading job's `/grade`" if token else
+             "not here (exported without `--service-token-file`): put it in each question's "
+             "`externalGradingOptions.environment` as `COURSE_SERVICE_TOKEN`, or export again "
+             "with `--service-token-file` to have it copied through `serverFilesCourse`")
+    return f"""\
+# The CUDA course's PrairieLearn grader, through the grading service
+
+Made by `python3 -m grader export-prairielearn --service {url}`. The image lays out
+each submission and sends it to the grading service, which grades it on the course's GPUs;
+the image itself needs no GPU and no CUDA, and holds no solutions and no token.
+
+1. Build the image and push it where PrairieLearn pulls it (Docker Hub):
+   `docker build -t {image} . && docker push {image}`.
+2. The service's token is {where}. The course repository is readable by its staff only;
+   the image, which may be public, never holds the token.
+3. In each externally graded question's `info.json`, use `question-info.json`'s
+   `externalGradingOptions`, with the question's exercise after `-e` (`python3 -m grader
+   list` names them; one exercise per question). `enableNetworking` must be true: the
+   grading container reaches the service over the network. PrairieLearn stops a grading job
+   after `timeout` seconds (600 at most); the entrypoint waits {PL_WAIT_S} s for the
+   service's grade, then writes results that are not gradable, saying why (the student keeps
+   the attempt).
+
+Export it again when the course's exercises change.
+"""
+
+
+def prairielearn_export(root: Path, out: Path, url: str, token: str | None = None,
+                        image: str = PL_IMAGE) -> list[str]:
+    """An external grader image recipe for PrairieLearn through the service, into out (new
+    or empty): Dockerfile, course/ (the grader package, the chapters and the entrypoint),
+    question-info.json, README.md, and the token, when given, in serverFilesCourse/ (never
+    in the image). Returns the files written."""
+    template.check_target(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def put(rel: str, text: str, mode: int = 0o644) -> None:
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        path.chmod(mode)
+        written.append(rel)
+
+    for rel in service_files(root):
+        (out / "course" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, out / "course" / rel)
+        written.append(f"course/{rel}")
+    put(f"course/{template.MARKER}", "A PrairieLearn grader image made by 'python3 -m grader "
+        "export-prairielearn': no solutions/.\n")
+    put(f"course/{PL_ENTRYPOINT}", prairielearn_entrypoint(url), 0o755)
+    put("Dockerfile", _prairielearn_dockerfile(url))
+    put("question-info.json",
+        json.dumps(_prairielearn_question(image, token is not None), indent=2) + "\n")
+    put("README.md", _prairielearn_readme(url, image, token is not None))
+    if token is not None:
+        put(f"serverFilesCourse/{PL_TOKEN_FOLDER}/{SERVICE_TOKEN}", token + "\n", 0o600)
+    return written
+
+
+def classroom_run(root: Path, folder: Path, work: Path,
+                  grade: Callable[[Path], Report]) -> Report:
+    """The Classroom workflow's grade through the service: the exercise files of folder (the
+    student's workspace/) laid out under work/submission and graded by grade()."""
+    submission = work / "submission"
+    if submission.exists():
+        shutil.rmtree(submission)
+    submission.mkdir(parents=True)
+    if not layout_upload(folder, manifest.discover(root), submission):
+        raise GraderError(f"no exercise file in {folder}: the work goes in its chapter "
+                          "folders, e.g. workspace/ch01_programming_model/vector_add.cu")
+    return grade(submission)
 
 
 def layout_upload(upload: Path, exercises: list[manifest.Exercise],

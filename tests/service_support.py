@@ -165,13 +165,15 @@ def submit(url: str, token: str, archive: bytes, query: str = "") -> Answer:
 
 
 def wait_for(url: str, token: str, job: str, states=("done", "failed"),
-             timeout: float = 30) -> dict:
+             timeout: float = 30, every: float = 0.05) -> dict:
+    """The job's view once in one of `states` (or at the time-out). Polling every 0.05 s
+    reaches the default rate limit (600 a minute) after 30 s: a long wait polls less often."""
     deadline = time.monotonic() + timeout
     while True:
         view = call(f"{url}/v1/submissions/{job}", token=token).json
         if view["state"] in states or time.monotonic() > deadline:
             return view
-        time.sleep(0.05)
+        time.sleep(every)
 
 
 def wait_until(check, timeout: float = 20, what: str = "") -> None:

@@ -329,14 +329,18 @@ def autograder(tmp_path_factory) -> tuple[Path, Path]:
     archive = folder / "autograder.zip"
     result = run_cli("export-gradescope", archive)
     assert result.returncode == 0, result.stderr
-    source = folder / "source"
+    return archive, unpack_zip(archive, folder / "source")
+
+
+def unpack_zip(archive: Path, folder: Path) -> Path:
+    """The zip unpacked into folder as Gradescope unpacks it, with its permission bits."""
     with zipfile.ZipFile(archive) as zf:
-        zf.extractall(source)
+        zf.extractall(folder)
         for info in zf.infolist():  # extractall drops the permission bits
             mode = info.external_attr >> 16
             if mode:
-                os.chmod(source / info.filename, stat.S_IMODE(mode))
-    return archive, source
+                os.chmod(folder / info.filename, stat.S_IMODE(mode))
+    return folder
 
 
 @needs_solutions
@@ -694,14 +698,19 @@ def workflow_env(report: model.Report, tmp_path: Path) -> tuple[dict, str]:
     text = exports.classroom_workflow(manifest.discover(ROOT))
     saved = tmp_path / exports.CLASSROOM_REPORT
     render.write_json(report, saved)
+    return chapter_env(text, tmp_path, {"PY": PYTHON, "PYTHONPATH": str(ROOT)})
+
+
+def chapter_env(text: str, cwd: Path, extra: dict) -> tuple[dict, str]:
+    """The reporter step's environment and runners: the workflow's chapter steps run by bash
+    in cwd (where its report is), with extra added to this process's environment."""
     running = {}
     for name, (step, command) in _steps(text).items():  # at once: each starts a Python
-        output = tmp_path / f"{step}.out"
+        output = cwd / f"{step}.out"
         output.write_text("")
         running[step] = (output, subprocess.Popen(
-            ["bash", "-c", command], cwd=tmp_path, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PY": PYTHON, "GITHUB_OUTPUT": str(output),
-                 "PYTHONPATH": str(ROOT)}))
+            ["bash", "-c", command], cwd=cwd, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **extra, "GITHUB_OUTPUT": str(output)}))
     outputs = {}
     for step, (output, process) in running.items():
         _, stderr = process.communicate(timeout=120)
@@ -763,14 +772,23 @@ def test_a_chapter_value_stays_small_whatever_the_report():
 REPORTER = os.environ.get("COURSE_CLASSROOM_REPORTER", "")
 
 
-@pytest.mark.skipif(not (shutil.which("node") and os.path.isfile(REPORTER)),
-                    reason="the reporter itself needs node on PATH and COURSE_CLASSROOM_REPORTER "
-                    "naming its released dist/main.js (classroom-resources/autograding-grading-"
-                    "reporter@v1; third-party code, not kept in the course)")
+HAS_REPORTER = bool(shutil.which("node") and os.path.isfile(REPORTER))
+NO_REPORTER = ("the reporter itself needs node on PATH and COURSE_CLASSROOM_REPORTER naming its "
+               "released dist/main.js (classroom-resources/autograding-grading-reporter@v1; "
+               "third-party code, not kept in the course)")
+
+
+@pytest.mark.skipif(not HAS_REPORTER, reason=NO_REPORTER)
 @pytest.mark.parametrize("kind", ["skeletons", "solutions", "partial"])
 def test_the_reporter_itself_under_node(kind, tmp_path):
     report = course_report(kind)
     env, runners = workflow_env(report, tmp_path)
+    run_reporter(env, runners, tmp_path)
+
+
+def run_reporter(env: dict, runners: str, tmp_path: Path) -> None:
+    """The reporter under Node on the runners' values: the totals its log prints are the
+    points it sends, and the model's."""
     files = {}
     for name in ("OUTPUT", "STATE", "ENV", "PATH", "STEP_SUMMARY"):
         files[f"GITHUB_{name}"] = str(tmp_path / f"github_{name.lower()}")

@@ -3,7 +3,9 @@
 submitted as a job array, one task cancelled on purpose while it runs, the merge job's
 gradebook and findings, and the resubmission that grades only that student. A class of three:
 each task compiles the course (a cold compiler cache makes that the test's cost), and three
-cover each outcome (compiled, cancelled then compiled, compile errors).
+cover each outcome (compiled, cancelled then compiled, compile errors). Then the grading
+service (`grader serve --slurm`) submits an upload as a job on the same node, whose compiler
+cache the class filled.
 
 It skips, saying why, where the daemons cannot start (not root, Slurm not installed); CI
 (CI=true) installs Slurm and munge through scripts/setup.sh, and there a skip is a failure."""
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import service_support as svc
 import slurm_cluster
 from helpers import ROOT, run_cli
 
@@ -39,6 +42,13 @@ def cluster(tmp_path_factory):
         pytest.skip(f"no Slurm cluster here: {why}")
     yield started
     started.stop()
+
+
+@pytest.fixture(scope="module")
+def node_scratch(tmp_path_factory) -> Path:
+    """The node's scratch, shared by the module's tests as by a node's jobs: its compiler cache
+    lets the second test's job reuse the course objects the first test's tasks compiled."""
+    return tmp_path_factory.mktemp("scratch")
 
 
 def make_class(root: Path) -> Path:
@@ -86,9 +96,10 @@ def wait_for_running(cluster, task: str, timeout_s: float = 120) -> None:
     raise AssertionError(f"{task} never ran: {cluster.queued()}\n{cluster.logs()}")
 
 
-def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster, tmp_path):
+def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster, tmp_path,
+                                                                       node_scratch):
     roster = make_class(tmp_path / "class")
-    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    out, scratch = tmp_path / "out", node_scratch
     first = submit(cluster, roster, out, scratch)
     assert first["tasks"] == 3
     victim = f"{first['array_job']}_1"  # bob's task
@@ -135,3 +146,30 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     if shutil.which("ccache"):  # scripts/setup.sh installs it; Meson uses it when it is there
         assert cache_hits(scratch / "cuda-course-ccache") > hits_before, \
             "bob's second task reused none of the objects the first round left on the node"
+
+
+def test_the_grading_service_grades_through_the_cluster(cluster, tmp_path, node_scratch):
+    """`grader serve --slurm --build-only` against the same cluster: an upload becomes a Slurm
+    job that compiles it on the node's scratch, the service reads the job's end from the
+    scheduler and serves the report; the scratch folder is gone afterwards. (The stand-in
+    sbatch/squeue/sacct of tests/test_service_slurm.py cover the failures.)"""
+    pytest.importorskip("flask", reason="the grading service needs Flask (requirements.txt)")
+    data, scratch = tmp_path / "service", node_scratch
+    token = svc.new_token(data, "ci", env=cluster.env)
+    server = svc.start_service(data, cluster.env, "--slurm", "--build-only", "--time", "10",
+                               "--scratch", scratch, "--poll", "1")
+    try:
+        answer = svc.submit(server.url, token, svc.zip_of(
+            {svc.VECTOR_ADD: SKELETON.read_text()}), "?exercise=vector_add")
+        assert answer.status == 202, answer.body
+        job = answer.json["id"]
+        view = svc.wait_for(server.url, token, job, timeout=600, every=1)
+        assert view["state"] == "done", (view, server.log.read_text()[-3000:], cluster.logs())
+        report = svc.call(f"{server.url}/v1/submissions/{job}/report", token=token).json
+        assert [(e["name"], e["status"]) for e in report["exercises"]] == \
+            [("vector_add", "skipped")], report["exercises"]
+        assert "--build-only" in report["exercises"][0]["message"]
+    finally:
+        server.stop()
+    cluster.wait_until_idle(timeout_s=60)
+    assert sorted(p.name for p in scratch.iterdir()) in ([], ["cuda-course-ccache"])

@@ -320,13 +320,18 @@ def add_client_flags(p: argparse.ArgumentParser) -> None:
                    "machine needs no GPU and no CUDA")
     p.add_argument("--service-token-file", type=Path, metavar="PATH",
                    help="the file holding the service's token (default: $COURSE_SERVICE_TOKEN)")
+    p.add_argument("--service-wait", type=_whole("--service-wait"), metavar="SECONDS",
+                   help="give up on the service's grade after this long, its queue included, "
+                   "and say so in the results (default: 3600; PrairieLearn stops a job after "
+                   "600 s at most)")
 
 
 def service_grade(args, work: Path, names: list[str] = ()):
     """The grade function of a platform run with --service, else None. The token is read
     when the grade starts, so that a missing one is said in the platform's results."""
-    if args.service_token_file is not None and not args.service:
-        raise GraderError("--service-token-file is for --service URL")
+    for flag in ("service_token_file", "service_wait"):
+        if getattr(args, flag) is not None and not args.service:
+            raise GraderError(f"--{flag.replace('_', '-')} is for --service URL")
     if not args.service:
         return None
     if args.no_sandbox:
@@ -337,5 +342,6 @@ def service_grade(args, work: Path, names: list[str] = ()):
     def grade(submission: Path):
         token = client.token_from(args.service_token_file)
         return client.grade_with_service(args.service, token, work, list(names),
+                                         wait_s=float(args.service_wait or 3600),
                                          say=_say)(submission)
     return grade
