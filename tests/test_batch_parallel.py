@@ -20,6 +20,10 @@ from grader.errors import GraderError
 from helpers import ROOT, assert_one_line_error, make_student
 from test_batch import Grades, fake_report, gradebook, run_batch
 
+# Grader logic on stand-ins: the student template reads the same files, so the course's run
+# stands for the template's (tests/test_template_command.py).
+pytestmark = pytest.mark.same_in_template
+
 GPUS = [model.GpuInfo(f"Fake GPU {i}", "9.0", "1", 1, uuid=f"GPU-fake-{i}", index=i)
         for i in range(3)]
 ROSTER = ["alice", "bob", "carol", "dave", "eve"]

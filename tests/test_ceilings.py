@@ -16,6 +16,10 @@ from grader.stages import benchmark
 from grader.stages.ceilings import Ceilings
 from helpers import ROOT, vector_add
 
+# Grader logic on stand-ins: the student template reads the same files, so the course's run
+# stands for the template's (tests/test_template_command.py).
+pytestmark = pytest.mark.same_in_template
+
 REDUCE_V2 = (ROOT / "chapters" / "ch02_execution_model" / "reduce_v2_neighbored_less_divergence"
              / "reduce_v2_neighbored_less_divergence.toml")
 

@@ -20,6 +20,10 @@ from grader import folder_lock, gpu_turns, model
 from grader.errors import GraderError
 from helpers import ROOT, TESTS, make_student
 
+# Grader logic on stand-ins: the student template reads the same files, so the course's run
+# stands for the template's (tests/test_template_command.py).
+pytestmark = pytest.mark.same_in_template
+
 # A stand-in grader: the real Grader.run with stand-in meson and ninja (bin_dir), building
 # only (no GPU); its progress lines go to stderr; its report to the path given.
 GRADER = r'''

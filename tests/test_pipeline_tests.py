@@ -11,6 +11,10 @@ from fakes import alive, fake_gtest
 from grader.stages import tests as tests_stage
 from helpers import vector_add
 
+# Grader logic on stand-ins: the student template reads the same files, so the course's run
+# stands for the template's (tests/test_template_command.py).
+pytestmark = pytest.mark.same_in_template
+
 CASES = ["VectorAddEdge.Empty", "Small/VectorAdd.MatchesReference/n_1",
          "Small/VectorAdd.MatchesReference/n_33", "Large/VectorAdd.MatchesReference/n_65537"]
 

@@ -10,6 +10,10 @@ from grader.scoring import correctness_points, performance_points
 from grader.stages import benchmark
 from helpers import vector_add
 
+# Grader logic on stand-ins: the student template reads the same files, so the course's run
+# stands for the template's (tests/test_template_command.py).
+pytestmark = pytest.mark.same_in_template
+
 
 @pytest.mark.parametrize("ratio, expected", [
     (None, 0.0), (math.nan, 0.0), (-1.0, 0.0), (0.0, 0.0), (0.3, 0.0), (0.55, 20.0),

@@ -414,6 +414,7 @@ void launch_parent(int* p) { parent<<<1, 1>>>(p); }
 """
 
 
+@pytest.mark.same_in_template  # the toolkit on the test's own sources
 def test_the_toolkit_and_binutils_show_what_the_launchers_launch(tmp_path):
     nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
     needed = [tools.find(name) for name in ("cuobjdump", "objdump", "nm", "ar")]
