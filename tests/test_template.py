@@ -334,6 +334,13 @@ def leaks(folder: Path, only: list[str] | None = None) -> dict[tuple[str, str], 
     file holds in runs of RUN tokens or more, idioms left out."""
     blocks = solution_blocks()
     common = idioms(blocks)
+    # Each block's runs, idioms left out, indexed once: run -> (block number, where it starts).
+    starts: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+    for number, (_, block) in enumerate(blocks):
+        for i in range(len(block) - RUN + 1):
+            run = tuple(block[i:i + RUN])
+            if run not in common:
+                starts.setdefault(run, []).append((number, i))
     found: dict[tuple[str, str], int] = {}
     # workspace/ is a copy of skeletons/ (python3 -m grader init), checked there.
     for rel in only or [rel for rel in shipped(folder) if not rel.startswith("workspace/")]:
@@ -341,12 +348,13 @@ def leaks(folder: Path, only: list[str] | None = None) -> dict[tuple[str, str], 
             runs = _runs(tokens((folder / rel).read_text(encoding="utf-8")))
         except UnicodeDecodeError:
             continue
-        for source, block in blocks:
-            covered = {i + k for i in range(len(block) - RUN + 1)
-                       if tuple(block[i:i + RUN]) in runs and tuple(block[i:i + RUN]) not in common
-                       for k in range(RUN)}
-            if covered:
-                found[(source, rel)] = found.get((source, rel), 0) + len(covered)
+        covered: dict[int, set[int]] = {}  # block number -> its tokens the file holds
+        for run in runs & starts.keys():
+            for number, i in starts[run]:
+                covered.setdefault(number, set()).update(range(i, i + RUN))
+        for number, tokens_held in covered.items():
+            key = (blocks[number][0], rel)
+            found[key] = found.get(key, 0) + len(tokens_held)
     return found
 
 
