@@ -106,4 +106,17 @@ std::vector<unsigned> random_uints(std::size_t n, unsigned lo, unsigned hi, std:
   return values;
 }
 
+std::vector<unsigned> random_bin_values(std::size_t n, int num_bins, bool skewed,
+                                        std::mt19937_64& rng) {
+  const auto top = static_cast<unsigned>(num_bins - 1);
+  auto values = random_uints(n, 0u, top, rng);
+  if (skewed) {
+    const unsigned hot = std::uniform_int_distribution<unsigned>(0, top)(rng);
+    std::uniform_int_distribution<int> tenth(0, 9);
+    for (auto& v : values)
+      if (tenth(rng) != 0) v = hot;
+  }
+  return values;
+}
+
 }  // namespace course

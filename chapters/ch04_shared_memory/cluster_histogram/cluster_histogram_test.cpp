@@ -21,18 +21,10 @@ struct Case {
   bool skewed;
 };
 
-// Uniform values, or (skewed) nine in ten equal to one random hot bin and the rest uniform: the
-// hot bin lies in one block's slice, which every block of a cluster then updates at once.
+// course::random_bin_values: under skew, the hot bin lies in one block's slice, which every
+// block of a cluster then updates at once.
 std::vector<unsigned> make_values(const Case& c, std::mt19937_64& rng) {
-  auto values = course::random_uints(c.n, 0u, static_cast<unsigned>(c.num_bins - 1), rng);
-  if (c.skewed) {
-    const unsigned hot =
-        std::uniform_int_distribution<unsigned>(0, static_cast<unsigned>(c.num_bins - 1))(rng);
-    std::uniform_int_distribution<int> tenth(0, 9);
-    for (auto& v : values)
-      if (tenth(rng) != 0) v = hot;
-  }
-  return values;
+  return course::random_bin_values(c.n, c.num_bins, c.skewed, rng);
 }
 
 // Counts are integers: exact equality, bin by bin, with every bin written.

@@ -19,17 +19,9 @@ struct Case {
   bool skewed;
 };
 
-// Uniform values, or (skewed) nine in ten equal to one random hot bin and the rest uniform.
+// Uniform or skewed (course::random_bin_values).
 std::vector<unsigned> make_values(const Case& c, std::mt19937_64& rng) {
-  auto values = course::random_uints(c.n, 0u, static_cast<unsigned>(c.num_bins - 1), rng);
-  if (c.skewed) {
-    const unsigned hot =
-        std::uniform_int_distribution<unsigned>(0, static_cast<unsigned>(c.num_bins - 1))(rng);
-    std::uniform_int_distribution<int> tenth(0, 9);
-    for (auto& v : values)
-      if (tenth(rng) != 0) v = hot;
-  }
-  return values;
+  return course::random_bin_values(c.n, c.num_bins, c.skewed, rng);
 }
 
 std::vector<unsigned> host_histogram(const std::vector<unsigned>& values, int num_bins) {

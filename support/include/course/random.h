@@ -28,4 +28,9 @@ std::vector<float> random_floats(std::size_t n, float lo, float hi, std::mt19937
 std::vector<int> random_ints(std::size_t n, int lo, int hi, std::mt19937_64& rng);
 std::vector<unsigned> random_uints(std::size_t n, unsigned lo, unsigned hi, std::mt19937_64& rng);
 
+// n histogram inputs in [0, num_bins): uniform, or (skewed) nine in ten equal to one hot bin
+// drawn from rng and the rest uniform, so that one bin's atomics contend.
+std::vector<unsigned> random_bin_values(std::size_t n, int num_bins, bool skewed,
+                                        std::mt19937_64& rng);
+
 }  // namespace course
