@@ -133,7 +133,10 @@ def course(tmp_path, lock_dir):
 
 
 def test_two_graders_of_one_build_folder_take_turns_and_the_second_names_the_first(course):
-    first = course.start("first", seed=1)
+    # The first's tools take 3 s each, so that the second, however slowly it starts on a busy
+    # machine, finds the folder held (in CI, with 0.5 s, the first once ended before the
+    # second looked).
+    first = course.start("first", seed=1, tool_seconds=3)
     course.wait_for(lambda: course.running_tool(first), "the first grader never configured")
     second = course.start("second", seed=2)
     assert first.wait(timeout=60) == 0, course.err("first")
