@@ -6,10 +6,14 @@ platforms send them, and a restart in the middle of the queue.
     python3 scripts/check_service.py DATA --chapter ch01_programming_model [--out DIR]
 
 1. The service starts (`serve --port 0 --workers 2`) with a token made by `serve-token add`.
-2. Four uploads, two at a time (one per platform: each platform's run lays the upload out in
-   a folder of its own in the course, made for one run at a time), graded together by the two
-   workers: the solutions and then the skeletons of CHAPTER through `gradescope-run --service` (a Gradescope upload of loose files)
-   and through `prairielearn-run --service -e CHAPTER` (a PrairieLearn question's files).
+2. Four uploads, two at a time, graded together by the two workers, each through the script
+   its platform runs: the solutions and then the skeletons of CHAPTER, through the
+   `run_autograder` of the zip `export-gradescope --service URL` writes (unpacked in an
+   /autograder of its own, AUTOGRADER_ROOT, with the upload's loose files in its submission/)
+   and through the entrypoint of the image `export-prairielearn --service URL` writes (its
+   course/ copied per run, as each grading container has its own /course; a /grade of its own,
+   GRADE_ROOT, with the question's files in student/ and the token where serverFilesCourse
+   puts it; run with `-e CHAPTER`, as the question's entrypoint arguments pass it).
    The solutions must earn every point of the chapter, the skeletons none.
 3. A fifth upload (the solutions, through the HTTP API): once it is being graded the service is
    killed (SIGKILL, as a crash would), started again, and the job must be graded again to full
@@ -30,6 +34,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -78,10 +83,13 @@ def view(api: service_client.Client, job_id: str) -> dict:
     return json.loads(api.call(f"/v1/submissions/{job_id}")[2])
 
 
-def run_client(args: list[str], token: str) -> tuple[int, str]:
-    env = dict(os.environ, COURSE_SERVICE_TOKEN=token)
-    done = subprocess.run([PY, "-m", "grader", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=GRADE_TIMEOUT_S)
+def run_platform(command: list[str], extra_env: dict[str, str]) -> tuple[int, str]:
+    """A platform's script as the platform runs it: no token in the environment (it is where
+    the export put it), this Python first on the PATH as python3."""
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_SERVICE_TOKEN"}
+    env["PATH"] = f"{Path(PY).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(command, cwd=Path(command[0]).parent, env={**env, **extra_env},
+                          capture_output=True, text=True, timeout=GRADE_TIMEOUT_S)
     return done.returncode, (done.stdout + done.stderr)[-1500:]
 
 
@@ -112,27 +120,50 @@ def main() -> int:
     print(f"check_service: {url}, two workers", flush=True)
 
     uploads = out / "uploads"
+    exported = out / "exported"
+    shutil.rmtree(exported, ignore_errors=True)
+    exported.mkdir()
+    (exported / "token").write_text(token + "\n")
+    zip_path, pl_export = exported / "autograder.zip", exported / "prairielearn"
+    for args_ in (["export-gradescope", str(zip_path)],
+                  ["export-prairielearn", str(pl_export), "--image", "check/cuda-grader"]):
+        done = subprocess.run([PY, "-m", "grader", *args_, "--service", url,
+                               "--service-token-file", str(exported / "token")], cwd=ROOT,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"check_service: {args_[0]} failed: {done.stderr.strip()}")
+    options = json.loads((pl_export / "question-info.json").read_text())
+    entry_args = options["externalGradingOptions"]["entrypoint"]
     cases = []
     for tree in ("solutions", "skeletons"):
-        gs = chapter_files(tree, args.chapter, uploads / f"gradescope-{tree}", loose=True)
-        cases.append((f"gradescope {tree}", tree, out / f"gradescope-{tree}.json",
-                      ["gradescope-run", "--upload", str(gs), "--results",
-                       str(out / f"gradescope-{tree}.json"), "--service", url]))
-        pl = chapter_files(tree, args.chapter, uploads / f"prairielearn-{tree}", loose=False)
-        cases.append((f"prairielearn {tree}", tree, out / f"prairielearn-{tree}.json",
-                      ["prairielearn-run", "--student", str(pl / args.chapter), "-e",
-                       args.chapter, "--results", str(out / f"prairielearn-{tree}.json"),
-                       "--service", url]))
-    # Two waves of two: a platform's run lays the upload out in a folder of the course of its
-    # own (build/gradescope, build/prairielearn), made for one run at a time as on the
-    # platforms, so the two runs at once are one of each platform.
+        autograder = uploads / f"gradescope-{tree}"  # Gradescope's /autograder
+        shutil.rmtree(autograder, ignore_errors=True)
+        with zipfile.ZipFile(zip_path) as archive:
+            archive.extractall(autograder / "source")
+        for name in ("run_autograder", "setup.sh"):  # zipfile keeps no modes
+            (autograder / "source" / name).chmod(0o755)
+        chapter_files(tree, args.chapter, autograder / "submission", loose=True)
+        cases.append((f"gradescope {tree}", tree, autograder / "results" / "results.json",
+                      [str(autograder / "source" / "run_autograder")],
+                      {"AUTOGRADER_ROOT": str(autograder)}))
+        grade = uploads / f"prairielearn-{tree}"  # PrairieLearn's /grade
+        chapter_files(tree, args.chapter, grade, loose=False)
+        (grade / args.chapter).rename(grade / "student")
+        shutil.copytree(pl_export / "serverFilesCourse", grade / "serverFilesCourse")
+        course = uploads / f"prairielearn-{tree}-course"  # the container's /course
+        shutil.rmtree(course, ignore_errors=True)
+        shutil.copytree(pl_export / "course", course, symlinks=True)
+        entrypoint = course / Path(entry_args[0]).name
+        cases.append((f"prairielearn {tree}", tree, grade / "results" / "results.json",
+                      [str(entrypoint), "-e", args.chapter], {"GRADE_ROOT": str(grade)}))
+    # Two waves of two, one upload of each platform in each.
     class_began = time.monotonic()
     ran = []
     with ThreadPoolExecutor(2) as pool:
         for wave in (cases[:2], cases[2:]):
-            ran += list(pool.map(lambda case: run_client(case[3], token), wave))
+            ran += list(pool.map(lambda case: run_platform(case[3], case[4]), wave))
     class_s = time.monotonic() - class_began
-    for (name, tree, results, _), (code, output) in zip(cases, ran):
+    for (name, tree, results, _, _), (code, output) in zip(cases, ran):
         if code != 0 or not results.is_file():
             problems.append(f"{name}: exit {code}: {output.strip()[-300:]}")
             continue

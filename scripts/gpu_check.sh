@@ -43,7 +43,8 @@
 #               marks; skeletons: compiled, nothing earned), each graded in the sandbox
 #   service     scripts/check_service.py: `grader serve` with two workers on this GPU, a class of
 #               four uploads of SERVICE_CHAPTER (default ch01_programming_model) sent through
-#               gradescope-run --service and prairielearn-run --service (solutions: every point;
+#               the exported Gradescope run_autograder and PrairieLearn entrypoint (export-gradescope
+#               and export-prairielearn --service URL, run as the platforms run them; solutions: every point;
 #               skeletons: none), then a service killed mid-grade and started again: the job is
 #               graded again to full marks (needs Flask and Waitress; off unless SERVICE=1)
 #   pytest      the course's GPU tests (CI runs the others) with COURSE_REQUIRE_GPU=1: every
