@@ -104,6 +104,9 @@ class Exercise:
     tests_one_process: bool = False
     sanitizer_tools: tuple[str, ...] = ("memcheck",)
     sanitizer_filter: str = "*"
+    # A narrower filter for a tool whose runs cost far more than memcheck's (racecheck over
+    # many barriers): (tool, filter) pairs; the other tools run sanitizer_filter.
+    sanitizer_tool_filters: tuple[tuple[str, str], ...] = ()
     sanitizer_timeout_s: float = 300.0
     sanitizer_leak_check: bool = False  # memcheck --leak-check full: device memory left allocated
     benchmark_timeout_s: float = 180.0
@@ -116,6 +119,10 @@ class Exercise:
     @property
     def key(self) -> str:
         return f"{self.chapter}/{self.name}"
+
+    def sanitizer_filter_for(self, tool: str) -> str:
+        """The small cases `tool` runs: its own filter, else the exercise's."""
+        return dict(self.sanitizer_tool_filters).get(tool, self.sanitizer_filter)
 
     @property
     def chapter_number(self) -> str:
@@ -187,6 +194,22 @@ class _Table:
         return tuple(value)
 
 
+def _tool_filters(path: Path, sanitizer: _Table, tools: tuple[str, ...]
+                  ) -> tuple[tuple[str, str], ...]:
+    """[sanitizer.tool_filters]: a filter of its own for a tool of `tools` other than memcheck,
+    whose filter (gtest_filter) is the one every small test must be covered by."""
+    table = _Table(path, "sanitizer.tool_filters", sanitizer.data.get("tool_filters", {}),
+                   set(tools) - {"memcheck"})
+    filters = []
+    for tool in tools:
+        if tool in table.data:
+            if not table.text(tool).strip():
+                raise ManifestError(path, f"sanitizer.tool_filters.{tool}",
+                                    "must be a non-empty GoogleTest filter")
+            filters.append((tool, table.text(tool)))
+    return tuple(filters)
+
+
 def load_manifest(path: Path) -> Exercise:
     path = Path(path)
     try:
@@ -228,7 +251,7 @@ def load_manifest(path: Path) -> Exercise:
     correctness = _Table(path, "correctness", top.data.get("correctness"),
                          {"points", "timeout_s", "case_timeout_s", "alone", "one_process"})
     sanitizer = _Table(path, "sanitizer", top.data.get("sanitizer", {}),
-                       {"tools", "gtest_filter", "timeout_s", "leak_check"})
+                       {"tools", "gtest_filter", "tool_filters", "timeout_s", "leak_check"})
     benchmark = _Table(path, "benchmark", top.data.get("benchmark", {}), {"timeout_s"})
     tools = sanitizer.strings("tools", default=("memcheck",), allowed=SANITIZER_TOOLS)
     if "memcheck" not in tools:
@@ -282,6 +305,7 @@ def load_manifest(path: Path) -> Exercise:
         tests_one_process=correctness.flag("one_process"),
         sanitizer_tools=tools,
         sanitizer_filter=sanitizer.text("gtest_filter", default="*"),
+        sanitizer_tool_filters=_tool_filters(path, sanitizer, tools),
         sanitizer_timeout_s=sanitizer.number("timeout_s", default=300.0, positive=True),
         sanitizer_leak_check=sanitizer.flag("leak_check"),
         benchmark_timeout_s=benchmark.number("timeout_s", default=180.0, positive=True),

@@ -1,5 +1,6 @@
 """Checks, on a build of the exercises, that each sanitizer filter still covers every test of
-the small cases: each test of the Small* instantiations ("Reduce.SumsFromAMisalignedPointer")
+the small cases (memcheck's filter, gtest_filter; a tool's own in [sanitizer.tool_filters] need
+only select something): each test of the Small* instantiations ("Reduce.SumsFromAMisalignedPointer")
 and each of those instantiations ("SmallEveryBlockSize/Reduce") runs at least once under
 compute-sanitizer. Filters are trimmed to save time (issue 16); this keeps a trim from leaving
 a way of calling the kernel unchecked.
@@ -92,7 +93,12 @@ def main(argv: list[str]) -> int:
         if not binary.is_file():
             print(f"check_sanitizer_coverage: {binary} was not built", file=sys.stderr)
             return 2
-        bad += problems(ex.name, list_cases(binary), ex.sanitizer_filter)
+        cases = list_cases(binary)
+        bad += problems(ex.name, cases, ex.sanitizer_filter)
+        for tool, narrower in ex.sanitizer_tool_filters:
+            if not any(selects(narrower, case) for case in cases):
+                bad.append(f"{ex.name}: {tool}'s filter {narrower!r} ([sanitizer.tool_filters]) "
+                           "selects no test case")
     for line in bad:
         print(line, file=sys.stderr)
     if not bad:

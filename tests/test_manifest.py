@@ -88,6 +88,15 @@ def test_case_timeout(tmp_path):
         manifest.load_manifest(write(tmp_path, "ch07_x", "deep", text))
 
 
+def test_sanitizer_tool_filters(tmp_path):
+    text = edit(r"^timeout_s = 100\n", 'timeout_s = 100\n[sanitizer.tool_filters]\n'
+                'racecheck = "Small/*n_1*"\n')
+    ex = manifest.load_manifest(write(tmp_path, "ch02_x", "tiled", text))
+    assert ex.sanitizer_tool_filters == (("racecheck", "Small/*n_1*"),)
+    assert ex.sanitizer_filter_for("racecheck") == "Small/*n_1*"
+    assert ex.sanitizer_filter_for("memcheck") == "Small/*"  # memcheck covers every case
+
+
 def edit(pattern: str, replacement: str, count: int = 1) -> str:
     text, n = re.subn(pattern, replacement, VALID, count=count, flags=re.M)
     assert n, pattern
@@ -123,6 +132,15 @@ MALFORMED = {
                         "exercise.libraries", "cufft"),
     "unknown tool": (edit(r'^tools = .*', 'tools = ["leakcheck"]'), "sanitizer.tools",
                      "leakcheck"),
+    "filter of a tool not run": (edit(r"^timeout_s = 100\n", 'timeout_s = 100\n'
+                                      '[sanitizer.tool_filters]\nsynccheck = "Small/*"\n'),
+                                 "sanitizer.tool_filters.synccheck", "unknown field"),
+    "filter of memcheck": (edit(r"^timeout_s = 100\n", 'timeout_s = 100\n'
+                                '[sanitizer.tool_filters]\nmemcheck = "Small/*"\n'),
+                           "sanitizer.tool_filters.memcheck", "unknown field"),
+    "empty tool filter": (edit(r"^timeout_s = 100\n", 'timeout_s = 100\n'
+                               '[sanitizer.tool_filters]\nracecheck = " "\n'),
+                          "sanitizer.tool_filters.racecheck", "non-empty"),
     "min_cc too low": (edit(r"^min_cc = 8.0", "min_cc = 6.1"), "exercise.min_cc", "at least"),
     "unknown exercise field": (edit(r"^rdc = false", "rdc = false\nauthor = \"me\""),
                                "exercise.author", "unknown field"),

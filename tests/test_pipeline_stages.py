@@ -79,6 +79,27 @@ def test_sanitizer_clean(grader_for, sanitizer):
         assert call[-1] == "--gtest_filter=Small/*:VectorAddEdge.*-*RunsOnTheGivenStream*"
 
 
+def test_a_tool_with_a_filter_of_its_own_runs_that_filter(grader_for, sanitizer):
+    log = sanitizer()
+    ex = vector_add(sanitizer_tools=("memcheck", "racecheck", "synccheck"),
+                    sanitizer_tool_filters=(("racecheck", "Small/*n_1*-*RunsOnTheGivenStream*"),))
+    stage = sanitize(grader_for, CASES, ex)
+    assert stage.status == "passed"
+    filters = {c[1]: c[-1] for c in map(json.loads, log.read_text().splitlines())}
+    assert filters == {"memcheck": f"--gtest_filter={ex.sanitizer_filter}",
+                       "racecheck": "--gtest_filter=Small/*n_1*-*RunsOnTheGivenStream*",
+                       "synccheck": f"--gtest_filter={ex.sanitizer_filter}"}
+
+
+def test_a_tool_filter_that_selects_nothing_is_a_course_error(grader_for, sanitizer):
+    sanitizer()
+    ex = vector_add(sanitizer_tools=("memcheck", "racecheck"),
+                    sanitizer_tool_filters=(("racecheck", "NoSuchSuite.*"),))
+    stage = sanitize(grader_for, CASES, ex)
+    assert stage.status == "error"
+    assert stage.message.startswith("racecheck's sanitizer filter 'NoSuchSuite.*' selects no")
+
+
 def test_sanitizer_errors_with_failing_cases(grader_for, sanitizer):
     sanitizer(errors={"memcheck": 2})
     cases = [CASES[0], {"name": CASES[1], "status_under_sanitizer": "failed"}, CASES[2]]

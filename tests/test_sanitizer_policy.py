@@ -157,12 +157,14 @@ def test_synchronising_solutions_run_racecheck_and_synccheck(ex):
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.key)
 def test_sanitizer_filter_leaves_out_the_stream_cases(ex):
-    _, negative = split_filter(ex.sanitizer_filter)
-    assert STREAM_CASES in negative, (
-        f"{ex.name}: [sanitizer] gtest_filter = {ex.sanitizer_filter!r} must exclude "
-        f"{STREAM_CASES} (end it with '-{STREAM_CASES}', or ':{STREAM_CASES}' after an "
-        f"existing negative part) in {ex.manifest.relative_to(ROOT)}: their gate kernel "
-        "holds the stream, which the sanitizer's serialised launches cannot run past")
+    for tool in ex.sanitizer_tools:
+        _, negative = split_filter(ex.sanitizer_filter_for(tool))
+        assert STREAM_CASES in negative, (
+            f"{ex.name}: {tool}'s filter {ex.sanitizer_filter_for(tool)!r} ([sanitizer] "
+            f"gtest_filter or tool_filters) must exclude {STREAM_CASES} (end it with "
+            f"'-{STREAM_CASES}', or ':{STREAM_CASES}' after an existing negative part) in "
+            f"{ex.manifest.relative_to(ROOT)}: their gate kernel holds the stream, which the "
+            "sanitizer's serialised launches cannot run past")
 
 
 @pytest.mark.parametrize("name", sorted(INITCHECK_REQUIRED))

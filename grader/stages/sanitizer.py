@@ -82,7 +82,7 @@ def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
                "--error-exitcode", str(SANITIZER_EXIT),
                "--print-limit", "20", "--report-api-errors", "no"]
     return tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
-                     gtest_filter=ex.sanitizer_filter, wrapper=wrapper,
+                     gtest_filter=ex.sanitizer_filter_for(tool), wrapper=wrapper,
                      timeout_s=ex.sanitizer_timeout_s,
                      extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None, cancel=cancel)
 
@@ -114,8 +114,8 @@ def _judge(stage: StageResult, ex: Exercise, tool: str, sub: StageResult,
         return False
     if not found and not sub.cases:
         stage.status = StageStatus.ERROR
-        stage.message = (f"the sanitizer filter {ex.sanitizer_filter!r} selects no test "
-                         "case: nothing was checked (a course bug, not yours)")
+        stage.message = (f"{tool}'s sanitizer filter {ex.sanitizer_filter_for(tool)!r} selects "
+                         "no test case: nothing was checked (a course bug, not yours)")
         return False
     if not found and sub.status in (StageStatus.PASSED, StageStatus.FAILED):
         failed = sum(c.status != CaseStatus.PASSED for c in sub.cases)
