@@ -113,10 +113,12 @@ class Context:
 class Stage(ABC):
     """A step of an exercise's pipeline: run() when it applies(); the exercise goes no further
     after a result that ends() it. `student_code`: it runs the student's code, so a re-run
-    alone runs it again."""
+    alone runs it again. `beside_tests`: a check stage that may run on a thread of its own
+    while the tests run, when there are cores to spare (it never ends the exercise)."""
     name: StageName
     phase: Phase = Phase.CHECK
     student_code: bool = False
+    beside_tests: bool = False
 
     def applies(self, context: Context) -> bool:
         return True
@@ -155,8 +157,11 @@ class IntegrityStage(Stage):
 
 
 class TechniqueStage(Stage):
-    """The technique rules on the compiled code, counting the kernels its launchers reach."""
+    """The technique rules on the compiled code, counting the kernels its launchers reach.
+    With cores to spare it runs beside the tests (beside_tests): it reads the compiled code
+    only, and its verdict decides nothing the tests do."""
     name = StageName.TECHNIQUE
+    beside_tests = True
 
     def applies(self, context: Context) -> bool:
         return bool(context.ex.technique)
@@ -189,6 +194,7 @@ class TechniqueOnWhatRan(TechniqueStage):
     kernel that never ran is not met. Only a run that reported every case counts (a run cut
     short launched less than the code does, and the compiled code's verdict stands)."""
     phase = Phase.PROGRAM
+    beside_tests = False
 
     def applies(self, context: Context) -> bool:
         tested = context.result(StageName.TESTS)
@@ -284,6 +290,7 @@ EXERCISE_STAGES: tuple[Stage, ...] = (
     BuildStage(), IntegrityStage(), TechniqueStage(),
     TestsStage(), TechniqueOnWhatRan(), SANITIZER_STAGE,
     BenchmarkStage(), ProfileStage())
+BESIDE_STAGES = tuple(s for s in EXERCISE_STAGES if s.beside_tests)
 # The stages a re-run alone runs again (the technique rules on what ran follow them).
 PROGRAM_STAGES = frozenset(s.name for s in EXERCISE_STAGES
                            if s.phase == Phase.PROGRAM and s.student_code)
@@ -325,15 +332,38 @@ class _EarlySanitizer:
             self.thread = None
 
 
+def _on_a_thread(work: Callable[..., model.StageResult], *args) -> Future:
+    """work(*args) on a thread of its own; its result or exception in the future."""
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(work(*args))
+            except BaseException as error:  # handed to the thread that takes the result
+                future.set_exception(error)
+
+    threading.Thread(target=run, daemon=True, name="beside-tests").start()
+    return future
+
+
 @dataclass
 class _Checked:
     """An exercise after the untimed stages: the stages so far, and whether it ended there
-    (not submitted, refused, not built or trusted, not run here) or waits for its benchmark."""
+    (not submitted, refused, not built or trusted, not run here) or waits for its benchmark.
+    `beside`: check stages running beside the tests, each with the place of its result."""
     ex: Exercise
     stages: list[model.StageResult] = field(default_factory=list)
     ended: bool = False
     missing: list[str] = field(default_factory=list)
     not_run: str = ""
+    beside: list[tuple[int, Future]] = field(default_factory=list)
+
+    def take_beside(self) -> None:
+        """The results of the stages that ran beside the tests, in their places."""
+        for place, future in sorted(self.beside, key=lambda b: -b[0]):
+            self.stages.insert(place, future.result())
+        self.beside.clear()
 
 
 class Grader:
@@ -600,23 +630,39 @@ class Grader:
         if item.missing:
             item.ended = True
             return item
-        self._run_stages(item, Phase.CHECK, linked=linked)
-        if not item.ended:
-            item.not_run = self._why_not_run(ex)
-            item.ended = bool(item.not_run)
-        if not item.ended:
-            self._run_stages(item, Phase.PROGRAM)
+        # With cores to spare (a re-grade of a few exercises), the check stages that allow it
+        # run beside the tests, when the tests will run.
+        beside = self.options.sanitizer_tools_at_once > 1 and not self._why_not_run(ex)
+        try:
+            self._run_stages(item, Phase.CHECK, linked=linked, beside=beside)
+            if not item.ended:
+                item.not_run = self._why_not_run(ex)
+                item.ended = bool(item.not_run)
+            if not item.ended:
+                self._run_stages(item, Phase.PROGRAM)
+        finally:
+            item.take_beside()
         return item
 
     def _run_stages(self, item: _Checked, phase: Phase, *, alone: bool = False,
-                    linked: model.StageResult | None = None) -> None:
+                    linked: model.StageResult | None = None, beside: bool = False) -> None:
         """EXERCISE_STAGES of `phase`, in order, for `item`: each that applies runs and its
-        result is recorded; one that ends the exercise stops it."""
+        result is recorded; one that ends the exercise stops it. `beside`: a stage that may
+        run beside the tests starts on a thread of its own, its result taken (item.beside)
+        before a later stage of the same name runs, or when the checks end."""
         context = Context(self, item.ex, item.stages, alone=alone, linked=linked)
         early = _EarlySanitizer.start(context) if phase == Phase.PROGRAM else None
         try:
             for stage in EXERCISE_STAGES:
-                if item.ended or stage.phase != phase or not stage.applies(context):
+                if item.ended or stage.phase != phase:
+                    continue
+                if item.beside and not stage.beside_tests and \
+                        stage.name in (s.name for s in BESIDE_STAGES):
+                    item.take_beside()  # what this stage reads
+                if not stage.applies(context):
+                    continue
+                if beside and stage.beside_tests:
+                    item.beside.append((len(item.stages), _on_a_thread(stage.run, context)))
                     continue
                 result = early.result() if early and stage.name == StageName.SANITIZER \
                     else stage.run(context)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import threading
 import time
 
 import pytest
@@ -18,6 +19,7 @@ from grader.errors import GraderError
 from grader.model import CaseResult, CaseStatus, ExerciseStatus, StageResult, StageStatus
 from grader import manifest
 from grader.stages import benchmark, build, technique, sanitizer as sanitizer_stage
+from grader.stages import tests as tests_stage
 from grader.stages.ceilings import Ceilings
 from grader.stages.common import GradeOptions
 from helpers import ROOT, vector_add
@@ -647,6 +649,50 @@ def test_technique_is_checked_again_on_the_kernels_the_tests_launched(grade, mon
     crashed = [CASES[0], {"name": CASES[1], "action": "segv"}] + CASES[2:]
     r = grade(crashed, ex=ex, gtest={"launched": ["_Z11dead_kernelv"]})
     assert calls == [None] and r.stage("technique").status == StageStatus.NOT_COUNTED
+
+
+@pytest.mark.parametrize("spare", [1, 3])
+def test_technique_runs_beside_the_tests_only_with_cores_to_spare(grade, monkeypatch, spare):
+    # A re-grade of one exercise (cores to spare) reads the compiled code while the tests
+    # run; the report is the same either way, the rules on the compiled code in their place.
+    ex = dataclasses.replace(vector_add(test_timeout_s=2.0), technique=[manifest.Technique(
+        name="warp_shuffles", rule="uses_shuffle", points=10, message="m", hint="h")])
+    threads, tests_started = [], threading.Event()
+    real_tests_run = tests_stage.run
+
+    def fake_technique(options, exercise, launched=None):
+        if launched is None and spare > 1:  # beside the tests: they start meanwhile
+            assert tests_started.wait(10), "the tests did not start beside the technique"
+        threads.append((threading.current_thread().name, launched))
+        return StageResult("technique", StageStatus.PASSED,
+                           cases=[CaseResult("warp_shuffles", CaseStatus.PASSED, "checked")])
+
+    def tests_run(*args, **kwargs):
+        tests_started.set()
+        return real_tests_run(*args, **kwargs)
+    monkeypatch.setattr(technique, "run", fake_technique)
+    monkeypatch.setattr(tests_stage, "run", tests_run)
+    r = grade(CASES, ex=ex, gtest={"launched": ["_Z6kernelv"]},
+              sanitizer_tools_at_once=spare)
+    assert [s.name for s in r.stages] == ["build", "integrity", "technique", "tests",
+                                          "sanitizer", "benchmark"]
+    assert r.stage("technique").status == "passed", [(s.name, s.status, s.message)
+                                                     for s in r.stages]
+    static, on_what_ran = threads
+    assert static[1] is None and on_what_ran[1] == {"_Z6kernelv"}
+    assert (static[0] == "beside-tests") == (spare > 1)
+    assert on_what_ran[0] != "beside-tests"
+
+
+def test_an_error_beside_the_tests_reaches_the_grade(grade, monkeypatch):
+    ex = dataclasses.replace(vector_add(test_timeout_s=2.0), technique=[manifest.Technique(
+        name="warp_shuffles", rule="uses_shuffle", points=10, message="m", hint="h")])
+
+    def broken(options, exercise, launched=None):
+        raise RuntimeError("the disassembler fell over")
+    monkeypatch.setattr(technique, "run", broken)
+    with pytest.raises(RuntimeError, match="fell over"):
+        grade(CASES, ex=ex, sanitizer_tools_at_once=3)
 
 
 def test_grade_without_sanitizer_and_benchmark(grade):

@@ -350,6 +350,32 @@ def test_missing_nm_is_an_error_for_api_rules(monkeypatch, grader_for, tmp_path)
     assert stage.message == "nm not found (binutils); rules about API calls not checked"
 
 
+def test_the_pass_on_what_ran_reads_the_library_the_static_pass_read(monkeypatch, grader_for,
+                                                                      found):
+    # The library is disassembled once per grade: the pass on the kernels the tests launched
+    # takes the static pass's reading, while the library is the same file, and only once.
+    monkeypatch.setattr(tools, "find", lambda name, required_for="": "/bin/true")
+    reads = []
+
+    def inspect(library, *tools_):
+        reads.append(library.name)
+        return found
+    monkeypatch.setattr(technique, "inspect", inspect)
+    ex = vector_add(technique=(rule("uses_shuffle"),))
+    options = grader_for(ex).options
+    library = options.build_dir / "libvector_add_submission.a"
+    library.write_bytes(b"!<arch>\n")
+    static = technique.run(options, ex)
+    on_what_ran = technique.run(options, ex, launched=set(found.functions))
+    assert len(reads) == 1 and static.status == on_what_ran.status
+    technique.run(options, ex, launched=set(found.functions))  # taken already: read again
+    assert len(reads) == 2
+    technique.run(options, ex)
+    library.write_bytes(b"!<arch>\nrebuilt\n")  # another file since: read again
+    technique.run(options, ex, launched=set(found.functions))
+    assert len(reads) == 4
+
+
 def test_tools_find_the_wheel_in_the_course_venv(monkeypatch, tmp_path):
     binary = tmp_path / ".venv/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"
     binary.parent.mkdir(parents=True)

@@ -15,8 +15,11 @@ entry of details["rules"]; grader/scoring.py awards the points.
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from grader import tools
@@ -36,8 +39,9 @@ LIBRARY_NAMESPACES = HEADER_NAMESPACES + ("std",)
 def run(options: GradeOptions, ex: Exercise, launched: set[str] | None = None) -> StageResult:
     """The stage's verdicts. `launched`: the mangled names of the kernels a test run launched
     from the host; when given, they (and what they launch from the device) are the kernels
-    that count, else the kernels the student's launchers launch in the compiled code. Reads
-    the library afresh and keeps nothing, so it may be called again with the run's set."""
+    that count, else the kernels the student's launchers launch in the compiled code. The
+    call on what ran reads the library as the call before the run read it (_READINGS), when it
+    is still the same file: disassembled once per grade."""
     stage = StageResult(StageName.TECHNIQUE, StageStatus.PASSED)
     cuobjdump = tools.find("cuobjdump")
     if cuobjdump is None:
@@ -64,15 +68,58 @@ def run(options: GradeOptions, ex: Exercise, launched: set[str] | None = None) -
                          "was not checked, nor the rules about kernels")
         return stage
     start = time.monotonic()
-    try:
-        found = inspect(library, cuobjdump, nm, tools.find("c++filt"), objdump)
-    except ToolError as error:
-        stage.status = StageStatus.ERROR
-        stage.message = f"{error}; rules not checked"
-        return stage
+    found = _READINGS.take(library) if launched is not None else None
+    if found is None:
+        try:
+            found = inspect(library, cuobjdump, nm, tools.find("c++filt"), objdump)
+        except ToolError as error:
+            stage.status = StageStatus.ERROR
+            stage.message = f"{error}; rules not checked"
+            return stage
+        if launched is None:
+            _READINGS.keep(library, found)
     stage.duration_s = round(time.monotonic() - start, 2)
     classify(stage, ex.technique, found, launched)
     return stage
+
+
+class _Readings:
+    """The static pass's reading of each library, for the pass on what ran: taken once, and
+    only while the library is the same file (inode, size, modification time). A few dozen at
+    most, the oldest dropped first (a grade whose tests never reported leaves its reading)."""
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Path, tuple[tuple[int, int, int], Inspection]] = OrderedDict()
+
+    @staticmethod
+    def _identity(library: Path) -> tuple[int, int, int] | None:
+        try:
+            st = library.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def keep(self, library: Path, found: Inspection) -> None:
+        identity = self._identity(library)
+        if identity is None:
+            return
+        with self._lock:
+            self._kept[library.resolve()] = (identity, found)
+            self._kept.move_to_end(library.resolve())
+            while len(self._kept) > self.LIMIT:
+                self._kept.popitem(last=False)
+
+    def take(self, library: Path) -> Inspection | None:
+        with self._lock:
+            kept = self._kept.pop(library.resolve(), None)
+        if kept is None or kept[0] != self._identity(library):
+            return None
+        return kept[1]
+
+
+_READINGS = _Readings()
 
 
 @dataclass(frozen=True)
