@@ -34,19 +34,6 @@ def pytest_sessionstart(session):
         compileall.compile_dir(ROOT / "grader", quiet=2)
 
 
-# Modules of a minute or more on CI's two cores, slowest first: collected ahead of the rest, so
-# that a parallel run (scripts/test.sh: pytest-xdist, --dist loadfile, which hands out whole
-# modules in the order collected) starts them first rather than ending on one of them.
-SLOW_MODULES = ("test_template_command.py", "test_html_report.py", "test_slurm_cluster.py",
-                "test_template.py", "test_technique_fixtures.py", "test_technique_compiler.py",
-                "test_technique_fence.py", "test_scripts.py", "test_hidden.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    rank = {name: i for i, name in enumerate(SLOW_MODULES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_MODULES)))  # stable
-
-
 def pytest_deselected(items):
     """Where COURSE_DESELECTED_FILE names a file, how many tests -m or -k left out is added to
     it, one line per call: a parallel run (pytest-xdist) prints no such count, and
