@@ -263,7 +263,12 @@ def compute(reports: list[model.Report], *, exercises: list[manifest.Exercise],
     metrics = dict(sorted(metrics.items(), key=lambda item: order.get(item[0], len(order))))
     profile = {name: counters for name, counters in (previous or {}).get("profile", {}).items()
                if name not in graded}
-    profile.update(_profile(reports, only))
+    profiled = _profile(reports, only)
+    profile.update(profiled)
+    # The counters keep the date they were measured on when this calibration measured none.
+    earlier = previous or {}
+    profile_date = _date(reports) if profiled else earlier.get(
+        "profile_measured_at", earlier.get("measured_at")) if profile else None
     before = (previous or {}).get("gpu", {})
     bandwidth = _ceiling(reports, COPY_PREFIX, "GB/s")
     tflops = _ceiling(reports, SGEMM_PREFIX, "TFLOP/s")
@@ -275,6 +280,7 @@ def compute(reports: list[model.Report], *, exercises: list[manifest.Exercise],
                 else before.get("memory_bandwidth_gbs"),
                 "fp32_tflops": tflops if tflops is not None else before.get("fp32_tflops")},
         "measured_at": _date(reports),
+        "profile_measured_at": profile_date,
         "grader_version": __version__,
         "runs": len(reports),
         "margin": margin,

@@ -204,7 +204,9 @@ def render_counters(exercises: list[Exercise], root: Path | None = None) -> list
     if not rows:
         return ["No exercise of this chapter declares counters."]
     gpus = _calibrations(root or ROOT)
-    head = ["exercise", "counter", "better"] + [f"solution on {g['gpu']['name']} ({g.get('measured_at', 'undated')})" for g in gpus] \
+    dates = [g.get("profile_measured_at") or g.get("measured_at") or "undated" for g in gpus]
+    head = ["exercise", "counter", "better"] \
+        + [f"solution on {g['gpu']['name']} ({date})" for g, date in zip(gpus, dates)] \
         + ["when yours is worse"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
     for ex, name in rows:

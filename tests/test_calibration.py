@@ -117,8 +117,8 @@ def test_the_statistics_of_the_runs(tmp_path, capsys):
 
 def test_the_file_has_the_schema(tmp_path):
     data = calibrate(tmp_path, [run_report(0.9), run_report(0.9)], "--margin", "0.1")
-    assert list(data) == ["schema", "gpu", "measured_at", "grader_version", "runs", "margin",
-                          "metrics", "profile"]
+    assert list(data) == ["schema", "gpu", "measured_at", "profile_measured_at",
+                          "grader_version", "runs", "margin", "metrics", "profile"]
     assert data["schema"] == 1 and data["runs"] == 2 and data["margin"] == 0.1
     assert data["gpu"] == {"name": H100, "compute_capability": "9.0", "memory_mib": 81559,
                            "memory_bandwidth_gbs": 3000.0, "fp32_tflops": 50.0}
@@ -127,7 +127,7 @@ def test_the_file_has_the_schema(tmp_path):
     for entry in data["metrics"].values():
         assert list(entry) == ["full_at", "zero_at", "ratios", "median", "spread",
                                "margin_above_full", "flagged", "decision", "lowered_full_at"]
-    assert data["profile"] == {}
+    assert data["profile"] == {} and data["profile_measured_at"] is None  # nothing profiled
     assert calibration.load(tmp_path / "cal" / "nvidia-h100-80gb-hbm3.json") == data
 
 
@@ -249,10 +249,14 @@ def test_recalibrating_keeps_the_decisions(tmp_path):
 
 
 def test_calibrating_some_exercises_keeps_the_others(tmp_path):
-    calibrate(tmp_path, [run_report(0.9, counters={"dram_bytes": 3.0})])
-    data = calibrate(tmp_path, [run_report(0.7, second=None)], "-e", "matmul_v4_warp_tiling")
+    first = calibrate(tmp_path, [run_report(0.9, counters={"dram_bytes": 3.0})])
+    assert first["measured_at"] == first["profile_measured_at"] == "2025-03-04"
+    data = calibrate(tmp_path, [run_report(0.7, second=None, started="2025-04-01T09:00:00Z")],
+                     "-e", "matmul_v4_warp_tiling")
     assert data["metrics"]["vector_add/bandwidth"]["ratios"] == [0.9]
     assert data["profile"] == {"vector_add": {"vector_add": {"dram_bytes": 3.0}}}
+    # The counters kept are of the first calibration's day, which the table of counters says.
+    assert data["measured_at"] == "2025-04-01" and data["profile_measured_at"] == "2025-03-04"
     matmul = next(k for k in data["metrics"] if k.startswith("matmul_v4_warp_tiling/"))
     assert data["metrics"][matmul]["ratios"] == [] and data["metrics"][matmul]["flagged"]
 
