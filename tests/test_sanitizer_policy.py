@@ -223,6 +223,12 @@ def test_an_exemption_excuses_its_tests_and_must_stay_needed(monkeypatch):
     assert "no longer needed" in stale
 
 
+def test_a_tools_own_filter_must_select_some_case():
+    filters = (("racecheck", "Small/*/n_1_*-*Stream*"), ("synccheck", "Smal/*"))
+    assert COVERAGE.tool_filter_problems("reduce", CASES, filters) == [
+        "reduce: synccheck's filter 'Smal/*' ([sanitizer.tool_filters]) selects no test case"]
+
+
 def test_the_exemptions_name_exercises():
     names = {ex.name for ex in EXERCISES}
     assert set(COVERAGE.EXEMPT) <= names, set(COVERAGE.EXEMPT) - names
