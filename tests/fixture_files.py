@@ -18,6 +18,8 @@ Standard library only: tests import it, and scripts put tests/ on sys.path to im
 
     files(fixture) -> {relative path: bytes | Link}  the submission's files (no expect.toml)
     materialise(fixture, into) -> into     writes them there (only what changed)
+    overlaid(fixture, into) -> into | None  the same over every solution's files: the whole
+                                           course's set of files, whatever the fixture
     submission(fixture, scratch=None)      the folder to grade: the fixture itself when it holds
                                            no patch, else its copy in scratch/<name>
                                            (default build/fixtures/<name>)
@@ -206,8 +208,25 @@ def materialise(fixture: Path, into: Path, solutions: Path = SOLUTIONS,
     content is already there are left alone (their times too, so a build stays incremental),
     what the fixture does not hold is removed. Nothing is written when a patch fails, or when
     `into` holds anything but chapter folders (it is not a fixture's copy)."""
-    wanted = files(fixture, solutions, keep_going)
-    into = Path(into)
+    return _sync(files(fixture, solutions, keep_going), Path(into))
+
+
+def overlaid(fixture: Path, into: Path, solutions: Path = SOLUTIONS) -> Path | None:
+    """The fixture's files over every solution's, written into `into` as materialise does: a
+    submission that holds the whole course's files whatever the fixture, so one build folder
+    grades fixture after fixture without configuring again (build.configure_key hashes which
+    files there are, not what they hold) and compiles only what differs from the last one.
+    None for a fixture that must be graded where it is: one with a link, or a source that
+    names '../' (it reaches outside its folder on purpose)."""
+    own = files(fixture, solutions)
+    if any(isinstance(c, Link) or b"../" in c for c in own.values()):
+        return None
+    wanted = {p.relative_to(solutions).as_posix(): p.read_bytes()
+              for p in sorted(Path(solutions).glob("ch*/**/*")) if p.is_file()}
+    return _sync({**wanted, **own}, Path(into))
+
+
+def _sync(wanted: dict[str, bytes | Link], into: Path) -> Path:
     if into.exists():
         _only_chapters(into, "give a new folder, or a copy of a fixture, to replace")
     into.mkdir(parents=True, exist_ok=True)

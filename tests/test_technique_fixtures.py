@@ -5,10 +5,12 @@ exercises' technique verdicts and messages (fixture_expect.technique_mismatches)
 patches is built as its materialised copy (tests/fixture_files.py).
 
 The fixtures are graded ahead, as many at once as the machine has cores (at most 8;
-COURSE_TEST_JOBS=N sets it; each grade is mostly one nvcc or Meson process at a time), each
-worker in a build folder of its own that its grades take in turn: a fixture's grade
-reconfigures the folder for its submission, as a student's next grade does, and compiles only
-what that submission changes (the course's own code is built once per folder). The course
+COURSE_TEST_JOBS=N sets it; each grade is mostly one nvcc process at a time), each worker in a
+build folder of its own that its grades take in turn. A fixture is graded as its files laid
+over every solution's in the worker's submission folder (fixture_files.overlaid), so the
+folder is configured once and each grade compiles only what differs from the one before (the
+course's own code is built once per folder); a fixture with a link or a '../' is graded where
+it is, which configures the folder again. The course
 libraries that another fixture's exercises left there are removed first, so that the integrity
 stage reads this build's only, as in a folder of its own. Each test waits for its own
 fixture's grade and checks it; a run of a few tests (-k) grades only those.
@@ -50,16 +52,18 @@ def _grade(directory: Path, build_dirs: "queue.Queue[Path]", scratch: Path
     """--build-only grade of the fixture's exercises in a free worker's build folder."""
     expect = fixture_expect.load(directory)
     report_path = scratch / f"{directory.name}.json"
-    args = ["grade", fixture_files.submission(directory), "--build-only", "-q", "--json",
-            report_path]
-    for name in expect["exercises"]:
-        args += ["-e", name]
+    only = [arg for name in expect["exercises"] for arg in ("-e", name)]
     build_dir = build_dirs.get()
     try:
         for pattern in integrity.COURSE_LIBRARY_PATTERNS:  # rebuilt if this build has them
             for stale in build_dir.glob(pattern):
                 stale.unlink()
-        return run_cli(*args, "--build-dir", build_dir, timeout=BUILD_TIMEOUT_S), report_path
+        # Over every solution, in the worker's own folder: the folder keeps its configure
+        # (a Meson setup costs more than the compile of a fixture's file).
+        submission = fixture_files.overlaid(directory, build_dir.with_name(
+            build_dir.name + "-submission")) or fixture_files.submission(directory)
+        return run_cli("grade", submission, "--build-only", "-q", "--json", report_path, *only,
+                       "--build-dir", build_dir, timeout=BUILD_TIMEOUT_S), report_path
     finally:
         build_dirs.put(build_dir)
 
