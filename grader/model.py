@@ -77,6 +77,10 @@ class FailureKind(StrEnum):
                                                    # the neighbours' allocations change
 
 
+# Every failure kind above: the neighbours may cause each.
+NEIGHBOURS_MAY_CAUSE = frozenset({FailureKind.OUT_OF_MEMORY, FailureKind.DEVICE_MEMORY_LEAKED})
+
+
 class CaseStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
@@ -281,14 +285,20 @@ class TestsDetails(Details):
     total: int = UNSET
     among_others: str = UNSET            # the status it had among other exercises, before
                                          # the run alone that is its verdict
+    among_others_why: str = UNSET        # that run's message, or its first failed case's
+    again_alone: list[str] = UNSET       # the cases run again alone (the rest: among others)
     hidden: dict = UNSET                 # hidden cases: total, ran, passed (grader/hidden.py)
     # The failure kinds its cases reported (FailureKind): whether to run it again alone.
     failure_kinds: set = _transient(set)
+    # Failed cases whose every failure the neighbours may cause, in a run that otherwise ended
+    # well: only these run again alone.
+    neighbour_cases: list = _transient(list)
 
 
 @dataclass(eq=False)
 class SanitizerDetails(Details):
     among_others: str = UNSET
+    among_others_why: str = UNSET
     failure_kinds: set = _transient(set)
 
 
@@ -395,6 +405,10 @@ class Report:
     # profile (with grade --profile: Nsight Compute after each benchmark, counted apart from
     # the benchmarks), ceilings (the shared ceilings' programs, each once, after the benchmarks).
     phases: dict = field(default_factory=dict)
+    # When each stage of each exercise ran, in seconds from the grade's start: {"exercise",
+    # "stage", "start_s", "end_s", "alone"} (a run again alone), in start order; where the
+    # checks' time goes with several exercises at once.
+    timeline: list = field(default_factory=list)
     # How the grade shared its GPU (grader/gpu_turns.py, grader/gpu_load.py): the seconds it
     # waited for its turns, the measurements taken again or not taken because another process
     # used the GPU, and whether --allow-shared-gpu kept disturbed measurements.

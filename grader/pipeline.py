@@ -31,10 +31,11 @@ from abc import ABC, abstractmethod
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from typing import Callable
 
-from grader import (__version__, folder_lock, gpu_load, gpu_turns, hidden, model, proc,
-                    sandbox, scoring)
+from grader import (__version__, check_times, folder_lock, gpu_load, gpu_turns, hidden, model,
+                    proc, sandbox, scoring)
 from grader.gpu_load import LoadWatch
 from grader.gpu_turns import GpuTurns
 from grader.manifest import Exercise
@@ -71,7 +72,7 @@ MAX_TEST_SHARDS = 4
 
 # Failure kinds that the test main reports (model.FailureKind) and that the neighbours may
 # cause: memory they hold, and the leak checks, which read the device's free memory.
-NEIGHBOURS_MAY_CAUSE = frozenset({FailureKind.OUT_OF_MEMORY, FailureKind.DEVICE_MEMORY_LEAKED})
+NEIGHBOURS_MAY_CAUSE = model.NEIGHBOURS_MAY_CAUSE
 
 
 class Phase(Enum):
@@ -92,6 +93,7 @@ class Context:
     stages: list[model.StageResult] = field(default_factory=list)
     alone: bool = False                      # a re-run alone: every program runs alone
     linked: model.StageResult | None = None  # the build stage, when the one build linked it
+    only_cases: list[str] = field(default_factory=list)  # the tests stage runs these only
 
     @property
     def options(self) -> GradeOptions:
@@ -182,7 +184,8 @@ class TestsStage(Stage):
             # A run alone is alone in every way: its cases in one process, so that checks
             # that read the device's free memory see no sibling's allocations.
             return tests.run(context.options, ex, context.options.build_dir / f"{ex.name}_test",
-                             shards=1 if context.alone else context.options.test_shards)
+                             shards=1 if context.alone else context.options.test_shards,
+                             gtest_filter=":".join(context.only_cases) or None)
 
     def ends(self, result: model.StageResult) -> bool:
         return result.status == StageStatus.SKIPPED  # no GPU: nothing else can run
@@ -313,7 +316,9 @@ class _EarlySanitizer:
 
     def _run(self, context: Context) -> None:
         try:
-            self.value = SANITIZER_STAGE.run(context, self.cancel)
+            self.value = context.grader.timed(
+                context.ex, StageName.SANITIZER, context.alone,
+                partial(SANITIZER_STAGE.run, context, self.cancel))
         except BaseException as error:  # handed to the thread that takes the result
             self.value = error
 
@@ -359,11 +364,27 @@ class _Checked:
     not_run: str = ""
     beside: list[tuple[int, Future]] = field(default_factory=list)
 
+    def result(self, name: StageName) -> model.StageResult | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def replace(self, result: model.StageResult) -> None:
+        self.stages = [result if s.name == result.name else s for s in self.stages]
+
     def take_beside(self) -> None:
         """The results of the stages that ran beside the tests, in their places."""
         for place, future in sorted(self.beside, key=lambda b: -b[0]):
             self.stages.insert(place, future.result())
         self.beside.clear()
+
+
+def _why(stage: model.StageResult) -> str:
+    """A run's message, with its first case that did not pass and what that case said."""
+    case = next((c for c in stage.cases if c.status not in (model.CaseStatus.PASSED,
+                                                            model.CaseStatus.SKIPPED)), None)
+    if case is None:
+        return stage.message
+    return f"{stage.message}; {case.name}: {case.status}" + \
+        (f": {case.message[:300]}" if case.message else "")
 
 
 class Grader:
@@ -384,6 +405,21 @@ class Grader:
         self.alone = Alone(self.turns, watch, self.progress, options.allow_shared_gpu)
         # Each shared ceiling is measured once per run.
         self.ceilings = Ceilings(options, self.progress, self.alone)
+        self.started = time.monotonic()
+        self.timeline: list[dict] = []  # Report.timeline, appended by the stages' threads
+        self._timeline_lock = threading.Lock()
+
+    def timed(self, ex: Exercise, name: StageName, alone: bool,
+              work: Callable[[], model.StageResult]) -> model.StageResult:
+        """work(), its start and end kept for Report.timeline."""
+        start = time.monotonic() - self.started
+        try:
+            return work()
+        finally:
+            row = {"exercise": ex.key, "stage": str(name), "start_s": round(start, 2),
+                   "end_s": round(time.monotonic() - self.started, 2), "alone": alone}
+            with self._timeline_lock:
+                self.timeline.append(row)
 
     def _sharing(self) -> tuple[GpuTurns | None, LoadWatch | None]:
         if self.options.build_only or self.gpu is None or not self.gpu.uuid:
@@ -416,7 +452,7 @@ class Grader:
         self.options.build_dir.mkdir(parents=True, exist_ok=True)
         if self.options.work_dir.exists():
             shutil.rmtree(self.options.work_dir, ignore_errors=True)
-        clock = time.monotonic()
+        clock = self.started = time.monotonic()
 
         def phase(name: str) -> None:
             nonlocal clock
@@ -465,6 +501,8 @@ class Grader:
             self.progress(f"[{i}/{len(self.exercises)}] {item.ex.key}: {outcome.status}, "
                           f"{outcome.score:g}/{outcome.max_score:g}")
         report.sharing = self._sharing_record()
+        report.timeline = sorted(self.timeline, key=lambda row: row["start_s"])
+        check_times.save(self.options.build_dir, self.exercises, self.timeline)
         report.finished_at = model.now()
         return report
 
@@ -551,10 +589,12 @@ class Grader:
                 raise ended["error"]
             built()
             # The rest (not linked during the build, or failed) builds again alone in
-            # _check, so that its build stage names the compiler's errors.
-            for i, ex in enumerate(self.exercises, 1):
-                if i not in futures:
-                    futures[i] = pool.submit(check, i, ex)
+            # _check, so that its build stage names the compiler's errors. The longest
+            # checks of this build folder's last grade first: no long one starts last.
+            last = check_times.load(self.options.build_dir)
+            rest = [(i, ex) for i, ex in enumerate(self.exercises, 1) if i not in futures]
+            for i, ex in sorted(rest, key=lambda pair: -last.get(pair[1].name, 0.0)):
+                futures[i] = pool.submit(check, i, ex)
             pending = set(futures.values())
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
@@ -597,14 +637,42 @@ class Grader:
         return False
 
     def _run_alone(self, item: _Checked) -> None:
-        """The program stages again, now alone on the GPU (no other grader's programs either);
-        the compiled-code checks stand. The status among the others is kept in the details."""
-        before = {s.name: s.status for s in item.stages}
-        again = _Checked(item.ex, [s for s in item.stages if s.name not in PROGRAM_STAGES])
-        self._run_stages(again, Phase.PROGRAM, alone=True)
+        """The program stages that did not pass among the others again, now alone on the GPU
+        (no other grader's programs either); what passed among them, and the compiled-code
+        checks, stand. A tests run that ended well but for cases the neighbours may have made
+        fail (TestsDetails.neighbour_cases) runs only those cases again. The status among the
+        others, and why, are kept in the details."""
+        before = {s.name: s for s in item.stages}
+        order = [s.name for s in item.stages]
+        kept = {name for name, s in before.items() if name in PROGRAM_STAGES
+                and s.status in (StageStatus.PASSED, StageStatus.SKIPPED)}
+        tests_before = before.get(StageName.TESTS)
+        only = list(tests_before.details.neighbour_cases) \
+            if tests_before is not None and StageName.TESTS not in kept else []
+        if any(ch in name for name in only for ch in "-:*?"):  # not a GoogleTest filter
+            only = []
+        again = _Checked(item.ex, [s for s in item.stages
+                                   if s.name not in PROGRAM_STAGES or s.name in kept])
+        skip = set(kept) | ({StageName.TECHNIQUE} if StageName.TESTS in kept else set())
+        # The cases alone launch only some of the kernels: the technique rules' verdict on
+        # what the first run (which reported every case) launched stands.
+        self._run_stages(again, Phase.PROGRAM, alone=True, only_cases=only,
+                         skip=skip | ({StageName.TECHNIQUE} if only else set()))
+        if only:
+            merged = tests.again_alone(tests_before, again.result(StageName.TESTS))
+            if merged is None:  # the cases alone did not end well: the whole run alone
+                again = _Checked(item.ex, [s for s in again.stages
+                                           if s.name not in PROGRAM_STAGES or s.name in kept])
+                self._run_stages(again, Phase.PROGRAM, alone=True, skip=skip)
+            else:
+                again.replace(merged)
         for stage in again.stages:
-            if stage.name in PROGRAM_STAGES and stage.name in before:
-                stage.details.among_others = str(before[stage.name])
+            if stage.name in PROGRAM_STAGES and stage.name in before \
+                    and stage.name not in kept:
+                first = before[stage.name]
+                stage.details.among_others = str(first.status)
+                stage.details.among_others_why = _why(first)
+        again.stages.sort(key=lambda s: order.index(s.name) if s.name in order else len(order))
         item.stages, item.ended = again.stages, again.ended
 
     def _finish(self, item: _Checked) -> model.ExerciseResult:
@@ -645,16 +713,20 @@ class Grader:
         return item
 
     def _run_stages(self, item: _Checked, phase: Phase, *, alone: bool = False,
-                    linked: model.StageResult | None = None, beside: bool = False) -> None:
+                    linked: model.StageResult | None = None, beside: bool = False,
+                    skip: set[StageName] = frozenset(), only_cases: list[str] = ()) -> None:
         """EXERCISE_STAGES of `phase`, in order, for `item`: each that applies runs and its
         result is recorded; one that ends the exercise stops it. `beside`: a stage that may
         run beside the tests starts on a thread of its own, its result taken (item.beside)
-        before a later stage of the same name runs, or when the checks end."""
-        context = Context(self, item.ex, item.stages, alone=alone, linked=linked)
-        early = _EarlySanitizer.start(context) if phase == Phase.PROGRAM else None
+        before a later stage of the same name runs, or when the checks end. `skip`: stages
+        whose results stand; `only_cases`: the tests stage runs these cases only."""
+        context = Context(self, item.ex, item.stages, alone=alone, linked=linked,
+                          only_cases=list(only_cases))
+        early = _EarlySanitizer.start(context) \
+            if phase == Phase.PROGRAM and StageName.SANITIZER not in skip else None
         try:
             for stage in EXERCISE_STAGES:
-                if item.ended or stage.phase != phase:
+                if item.ended or stage.phase != phase or stage.name in skip:
                     continue
                 if item.beside and not stage.beside_tests and \
                         stage.name in (s.name for s in BESIDE_STAGES):
@@ -662,10 +734,11 @@ class Grader:
                 if not stage.applies(context):
                     continue
                 if beside and stage.beside_tests:
-                    item.beside.append((len(item.stages), _on_a_thread(stage.run, context)))
+                    item.beside.append((len(item.stages), _on_a_thread(
+                        self.timed, item.ex, stage.name, alone, partial(stage.run, context))))
                     continue
                 result = early.result() if early and stage.name == StageName.SANITIZER \
-                    else stage.run(context)
+                    else self.timed(item.ex, stage.name, alone, partial(stage.run, context))
                 context.record(result)
                 item.ended = stage.ends(result)
         finally:

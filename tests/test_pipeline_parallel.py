@@ -19,7 +19,7 @@ import pytest
 
 from fakes import (bench_data, fake_bench, fake_ceilings, fake_gtest, linking_ninja,
                    use_fake_build_tools)
-from grader import model, pipeline, proc
+from grader import check_times, model, pipeline, proc
 from grader.pipeline import Grader
 from grader.stages.common import GradeOptions
 from helpers import ROOT, vector_add
@@ -109,6 +109,15 @@ def test_tests_overlap_and_benchmarks_run_alone(course):
     started = datetime.fromisoformat(report.started_at)
     finished = datetime.fromisoformat(report.finished_at)
     assert sum(report.phases.values()) <= (finished - started).total_seconds() + 1.5
+    # The timeline says the same: every exercise's stages, each benchmark after the checks.
+    rows = report.timeline
+    assert {(r["exercise"], r["stage"]) for r in rows} >= {
+        (e.key, s) for e in report.exercises for s in ("tests", "sanitizer", "benchmark")}
+    assert all(0 <= r["start_s"] <= r["end_s"] for r in rows)
+    last_check = max(r["end_s"] for r in rows if r["stage"] in ("tests", "sanitizer"))
+    assert all(r["start_s"] >= last_check for r in rows if r["stage"] == "benchmark")
+    tests_rows = [r for r in rows if r["stage"] == "tests"]
+    assert any(a["end_s"] > b["start_s"] for a, b in zip(tests_rows, tests_rows[1:]))
 
 
 def test_shared_ceilings_are_measured_once_after_the_benchmarks_and_alone(course):
@@ -160,6 +169,62 @@ def test_a_failure_among_others_is_run_again_alone_and_that_is_the_verdict(cours
     # The others passed among others and were not run again.
     assert all("among_others" not in e.stage("tests").details
                for e in report.exercises if e.name != "ex_b")
+
+
+def test_only_the_cases_the_neighbours_failed_run_again_and_a_clean_sanitizer_stands(course):
+    """A run that ended well but for cases that failed in a way the neighbours may cause runs
+    those cases again alone, not the whole program; the others' results and a sanitizer stage
+    that passed among the others stand. The first run's reason is kept."""
+    def cases(name):
+        if name == "ex_b":
+            return [{"name": "Suite.leaks", "action": "fail_when_crowded", "seconds": 1.5},
+                    "Suite.two", "Suite.three"]
+        return [{"name": "Suite.one", "action": "sleep", "seconds": 1.5}, "Suite.two"]
+
+    grader, timeline = make_grader(course, 4, cases)
+    argv_log = course / "ex_b_argv.log"
+    fake_gtest(course / "build-4" / "ex_b_test", cases("ex_b"), crowd_dir=str(course / "crowd"),
+               timeline=str(timeline), argv_log=str(argv_log))
+    report = grader.run()
+    ex_b = report.exercises[1]
+    assert ex_b.name == "ex_b" and ex_b.status == "passed" and ex_b.score == ex_b.max_score
+    runs = [json.loads(line) for line in argv_log.read_text().splitlines()
+            if "--gtest_list_tests" not in line]
+    assert runs[-1] == ["--gtest_filter=Suite.leaks"]
+    tests = ex_b.stage("tests")
+    assert [c.name for c in tests.cases] == ["Suite.leaks", "Suite.two", "Suite.three"]
+    assert all(c.status == "passed" for c in tests.cases)
+    assert tests.details["among_others"] == "failed"
+    assert tests.details["again_alone"] == ["Suite.leaks"]
+    assert "Suite.leaks: failed: out of memory" in tests.details["among_others_why"]
+    runs = [e for e in events(timeline) if e["who"] == "ex_b_test" and e["event"] == "end"]
+    assert [(r["crowded"], r["sanitizer"]) for r in runs][-1] == (False, None)
+    # once among others, once alone, and the sanitizer (clean among others) once only
+    assert len([r for r in runs if r["sanitizer"] is None]) == 2
+    assert len([r for r in runs if r["sanitizer"] is not None]) == 1
+    assert "among_others" not in ex_b.stage("sanitizer").details
+    assert [s.name for s in ex_b.stages][-3:] == ["tests", "sanitizer", "benchmark"]
+
+
+def test_the_next_grade_in_a_build_folder_checks_the_longest_first(course):
+    """The build folder keeps how long each exercise's checks took (check_times); the next
+    grade there starts the longest first, so that none of them is left to run alone at the end."""
+    def cases(name):
+        seconds = 1.0 if name == "ex_d" else 0.1
+        return [{"name": "Suite.one", "action": "sleep", "seconds": seconds}]
+
+    grader, _ = make_grader(course, 2, cases)
+    first = grader.run()
+    times = check_times.load(grader.options.build_dir)
+    assert set(times) == set(NAMES) and max(times, key=times.get) == "ex_d"
+    first_tests = [r["exercise"] for r in first.timeline if r["stage"] == "tests"]
+    assert first_tests.index("ch01_programming_model/ex_d") >= 2  # roster order: last
+    again = Grader(grader.options, grader.exercises, gpu=GPU).run()
+    tests_rows = [r["exercise"] for r in again.timeline if r["stage"] == "tests"]
+    assert "ch01_programming_model/ex_d" in tests_rows[:2], tests_rows  # two workers
+    # An unreadable file orders nothing.
+    (grader.options.build_dir / check_times.CHECK_TIMES).write_text("{not json")
+    assert check_times.load(grader.options.build_dir) == {}
 
 
 def test_verdicts_are_those_of_one_at_a_time(course):

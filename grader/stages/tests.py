@@ -8,6 +8,7 @@ signal, exit() before the end and missing results are each named.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from grader import gtest, proc, sandbox
 from grader.manifest import Exercise
-from grader.model import (CaseResult, CaseStatus, StageName, StageResult, StageStatus,
-                          TestsDetails)
+from grader.model import (NEIGHBOURS_MAY_CAUSE, CaseResult, CaseStatus, StageName,
+                          StageResult, StageStatus, TestsDetails)
 from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip, issue_nonce,
                                   program_env, student_command, student_scratch)
 
@@ -96,6 +97,7 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         return stage
 
     _classify_run(stage, result, outcome, premature_exit)
+    ended_well = stage.status == StageStatus.PASSED
     stage.cases = _cases(expected or list(outcome.cases), outcome, result, stage.message)
     if outcome.stopped and not outcome.forged:
         details.stopped = outcome.stopped
@@ -104,6 +106,37 @@ def run(options: GradeOptions, ex: Exercise, binary: Path, *, stage_name: str = 
         for case in stage.cases:
             case.status = CaseStatus.FAILED
             case.message = stage.message
+    _classify_cases(stage)
+    failed = [c.name for c in stage.cases if c.status != CaseStatus.PASSED]
+    if ended_well and not outcome.forged and failed and all(
+            outcome.cases.get(name) is not None and outcome.cases[name].failure_kinds
+            and outcome.cases[name].failure_kinds <= NEIGHBOURS_MAY_CAUSE for name in failed):
+        details.neighbour_cases = failed
+    return stage
+
+
+def again_alone(among_others: StageResult, alone: StageResult) -> StageResult | None:
+    """The tests stage of a run among other exercises whose failed cases (its
+    neighbour_cases) ran again alone: the others' results from the first run, those from the
+    run alone. None when the run alone did not end well or left one of them out: the whole
+    stage then runs again alone."""
+    cases = {c.name: c for c in alone.cases}
+    redone = among_others.details.neighbour_cases
+    if alone.status not in (StageStatus.PASSED, StageStatus.FAILED) \
+            or any(name not in cases or cases[name].status == CaseStatus.NOT_RUN
+                   for name in redone):
+        return None
+    details = copy.deepcopy(among_others.details)
+    details.again_alone = list(redone)
+    launched = set(among_others.details.get("launched_kernels") or []) | \
+        set(alone.details.get("launched_kernels") or [])
+    if launched:
+        details.launched_kernels = sorted(launched)
+    stage = StageResult(among_others.name, StageStatus.PASSED,
+                        duration_s=round(among_others.duration_s + alone.duration_s, 2),
+                        output=alone.output, details=details,
+                        cases=[cases[c.name] if c.name in redone else c
+                               for c in among_others.cases])
     _classify_cases(stage)
     return stage
 
