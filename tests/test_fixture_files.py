@@ -214,3 +214,33 @@ def test_write_back_makes_patches_where_smaller(tmp_path):
     # A new fixture: made from the copy, expect.toml still to write.
     said = ff.write_back("fx_new", edited, fixture.parent, solutions)
     assert said[-1].startswith("fx_new/expect.toml is missing")
+
+
+def test_overlaid_holds_every_solution_file_under_the_fixture_own(tmp_path):
+    """One folder grades fixture after fixture: each overlay holds the whole course's files,
+    the fixture's own in place of the solutions', and a fixture that reaches outside its
+    folder (a link, a '../') is not overlaid."""
+    fixture, solutions = make_fixture(tmp_path, ff.make_patch(SOLUTION, CHANGED, "ch01_a/one.cu"))
+    (solutions / "ch02_b").mkdir()
+    (solutions / "ch02_b" / "three.cu").write_text("three\n")
+    into = tmp_path / "worker"
+    assert ff.overlaid(fixture, into, solutions) == into
+    made = {p.relative_to(into).as_posix(): p.read_bytes() for p in into.rglob("*")
+            if p.is_file()}
+    assert made == {"ch01_a/one.cu": CHANGED.encode(),
+                    "ch01_a/own.cu": b"written for the fixture\n",
+                    "ch01_a/two.cu": b"two\n",
+                    "ch02_b/three.cu": b"three\n"}
+    # The next fixture in the same folder: what the last one added is gone.
+    other = tmp_path / "fx_other"
+    (other / "ch02_b").mkdir(parents=True)
+    (other / "ch02_b" / "three.cu").write_text("mine\n")
+    ff.overlaid(other, into, solutions)
+    assert (into / "ch02_b" / "three.cu").read_text() == "mine\n"
+    assert (into / "ch01_a" / "one.cu").read_text() == SOLUTION
+    assert not (into / "ch01_a" / "own.cu").exists()
+    (other / "ch02_b" / "three.cu").write_text('#include "../../../secret.h"\n')
+    assert ff.overlaid(other, into, solutions) is None
+    (other / "ch02_b" / "three.cu").unlink()
+    (other / "ch02_b" / "three.cu").symlink_to(solutions / "ch02_b" / "three.cu")
+    assert ff.overlaid(other, into, solutions) is None
