@@ -47,8 +47,9 @@ from grader.stages.common import GradeOptions
 from grader.stages.measured import Alone
 
 
-# Exercises checked at once by default: at most this many, one per two host cores and per
-# this much GPU memory (a test program's context and buffers, under a sanitizer too).
+# Exercises checked at once by default: at most this many, one per two host cores (a test
+# program and its sanitizer runs) and per this much GPU memory (a test program's context and
+# buffers, under a sanitizer too).
 MAX_PARALLEL = 8
 GPU_MIB_PER_EXERCISE = 10 * 1024
 
@@ -56,12 +57,15 @@ GPU_MIB_PER_EXERCISE = 10 * 1024
 def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
                      cores: int | None = None) -> int:
     """One exercise per two host cores and per GPU_MIB_PER_EXERCISE of GPU memory, at most
-    MAX_PARALLEL; without a GPU to share (--build-only) the cores alone decide."""
+    MAX_PARALLEL. Without a GPU to share (--build-only) one per core: the checks then only
+    read compiled code, one process at a time, and with two workers or more they start while
+    the rest still builds."""
     if cores is None:  # the cores this process may use (a Slurm task's share, not the node's)
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
-    by_memory = MAX_PARALLEL if build_only else \
-        (gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1)
+    if build_only:
+        return max(1, min(MAX_PARALLEL, cores))
+    by_memory = gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1
     return max(1, min(MAX_PARALLEL, cores // 2, by_memory))
 
 
