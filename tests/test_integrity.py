@@ -161,3 +161,28 @@ def test_a_compiled_object_with_a_forbidden_call(tmp_path, grader_for):
     stage = integrity.run(options, vector_add())
     assert stage.status == "failed", stage.message
     assert [f["symbol"] for f in stage.details["forbidden"]] == ["fopen"]
+
+
+def test_an_exercise_is_checked_against_the_course_libraries_its_programs_link(tmp_path):
+    """Its own course library, its shared folder's and the support libraries (meson.build's
+    names), not the other exercises': a call into those does not link."""
+    from grader import manifest
+    from helpers import ROOT
+    course = {ex.name: ex for ex in manifest.discover(ROOT)}
+    for name in ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a",
+                 "libcourse_ceilings_main.a", "libvector_add_course.a",
+                 "libreduce_v1_neighbored_submission.a", "libgrid_sync_course.a",
+                 "libch02_execution_model_reduce_ladder_shared.a",
+                 "libch04_shared_memory_matmul_ladder_shared.a"):
+        (tmp_path / name).write_bytes(b"!<arch>\n")
+    support = {"libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a",
+               "libcourse_ceilings_main.a"}
+
+    def read(name):
+        return {path.name for path in integrity.course_libraries(tmp_path, course[name])}
+
+    assert read("reduce_v1_neighbored") == support | {
+        "libch02_execution_model_reduce_ladder_shared.a"}
+    assert read("vector_add") == support | {"libvector_add_course.a"}
+    assert read("matmul_v3_register_blocking") == support | {
+        "libch04_shared_memory_matmul_ladder_shared.a"}

@@ -10,10 +10,8 @@ build folder of its own that its grades take in turn. A fixture is graded as its
 over every solution's in the worker's submission folder (fixture_files.overlaid), so the
 folder is configured once and each grade compiles only what differs from the one before (the
 course's own code is built once per folder); a fixture with a link or a '../' is graded where
-it is, which configures the folder again. The course
-libraries that another fixture's exercises left there are removed first, so that the integrity
-stage reads this build's only, as in a folder of its own. Each test waits for its own
-fixture's grade and checks it; a run of a few tests (-k) grades only those.
+it is, which configures the folder again. Each test waits for its own fixture's grade and
+checks it; a run of a few tests (-k) grades only those.
 
 Not skipped when cuobjdump is missing: scripts/setup.sh installs it, and a CI that cannot find
 it must fail rather than pass by checking nothing.
@@ -33,7 +31,6 @@ import pytest
 import fixture_expect
 import fixture_files
 from grader import tools
-from grader.stages import integrity
 from helpers import ROOT, run_cli
 
 BUILD_TIMEOUT_S = 1200
@@ -55,9 +52,6 @@ def _grade(directory: Path, build_dirs: "queue.Queue[Path]", scratch: Path
     only = [arg for name in expect["exercises"] for arg in ("-e", name)]
     build_dir = build_dirs.get()
     try:
-        for pattern in integrity.COURSE_LIBRARY_PATTERNS:  # rebuilt if this build has them
-            for stale in build_dir.glob(pattern):
-                stale.unlink()
         # Over every solution, in the worker's own folder: the folder keeps its configure
         # (a Meson setup costs more than the compile of a fixture's file).
         submission = fixture_files.overlaid(directory, build_dir.with_name(

@@ -24,7 +24,6 @@ from grader.service.grading import GradeSettings
 from grader.service.jobs import LOG, REPORT, HTML, SUBMISSION, Job, JobState, Mode
 from grader.service.store import Store
 from grader.slurm_cleanup import end_processes_working_in
-from grader.stages.integrity import COURSE_LIBRARY_PATTERNS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 IDLE_S = 0.5            # a worker with nothing to do looks again this often (or when woken)
@@ -102,11 +101,6 @@ class LocalWorker(threading.Thread):
         shutil.copytree(job_dir / SUBMISSION, submission)
         for name in (REPORT, HTML):
             (job_dir / name).unlink(missing_ok=True)
-        # The integrity stage reads every course library in the build folder: those the last
-        # job's exercises left are rebuilt if this job needs them, never read for another's.
-        for pattern in COURSE_LIBRARY_PATTERNS:
-            for stale in (self.folder / "build").glob(pattern):
-                stale.unlink()
         env = dict(os.environ, COURSE_PROGRESS_EVERY_S=str(PROGRESS_EVERY_S))
         if self.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = self.gpu.uuid

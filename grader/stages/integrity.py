@@ -6,8 +6,9 @@ of these rejects the exercise before its code runs, and the verdict names each c
 is forbidden:
 
 * the course's own code: baselines, references, ceilings, the test and benchmark harness (every
-  symbol defined in the build's course libraries), except the support functions the course's
-  macros call and the functions the manifest's `course_calls` hands the student;
+  symbol defined in the course libraries the exercise's programs link), except the support
+  functions the course's macros call and the functions the manifest's `course_calls` hands the
+  student;
 * GoogleTest, which could mark cases passed;
 * files, file descriptors, processes, threads, signals, the environment and dynamic loading,
   which a kernel exercise never needs and which could forge results, leave work running past
@@ -33,7 +34,6 @@ from grader.stages.common import GradeOptions
 # the benchmark main, each exercise's course code and each shared ladder's.
 COURSE_LIBRARIES = ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a",
                     "libcourse_ceilings_main.a")
-COURSE_LIBRARY_PATTERNS = ("lib*_course.a", "lib*_shared.a")
 
 # What CUDA_CHECK and CUDA_CHECK_LAUNCH expand to, sm_count for grid sizes, and the error type
 # a student may catch: the support library's student-facing part.
@@ -91,7 +91,7 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
     try:
         undefined = binary.symbols(nm, library, defined=False)
         course = set()
-        for lib in course_libraries(options.build_dir):
+        for lib in course_libraries(options.build_dir, ex):
             course |= defined_symbols(nm, lib)
         names = binary.demangle(sorted(undefined | course), tools.find("c++filt"))
         findings = check(undefined, course, names, ex.course_calls)
@@ -110,10 +110,10 @@ def run(options: GradeOptions, ex: Exercise) -> StageResult:
     return stage
 
 
-# What each course library defines, read once per grader process: every exercise of a build
-# links the same forty-odd course libraries, and reading them again for each exercise (one nm
-# each) was most of the stage's time. A library that changed since (another size, time or
-# inode: rebuilt) is read again.
+# What each course library defines, read once per grader process: every exercise links the
+# support libraries, and reading them again for each exercise (one nm each) was most of the
+# stage's time. A library that changed since (another size, time or inode: rebuilt) is read
+# again.
 _DEFINED: dict[tuple, frozenset[str]] = {}
 _DEFINED_LOCK = threading.Lock()
 
@@ -131,11 +131,15 @@ def defined_symbols(nm: str, library: Path) -> frozenset[str]:
     return found
 
 
-def course_libraries(build_dir: Path) -> list[Path]:
-    found = [build_dir / name for name in COURSE_LIBRARIES if (build_dir / name).is_file()]
-    for pattern in COURSE_LIBRARY_PATTERNS:
-        found += sorted(build_dir.glob(pattern))
-    return found
+def course_libraries(build_dir: Path, ex: Exercise) -> list[Path]:
+    """The course libraries that the exercise's programs link (meson.build): the support
+    libraries, its own (lib<name>_course.a) and its shared folder's. Only these can define
+    what its code calls: a call into another exercise's course code does not link. Reading
+    the other forty-odd too cost a one-exercise re-grade one nm each."""
+    names = list(COURSE_LIBRARIES) + [f"lib{ex.name}_course.a"]
+    if ex.shared:
+        names.append(f"lib{ex.chapter}_{ex.shared}_shared.a")
+    return [build_dir / name for name in names if (build_dir / name).is_file()]
 
 
 def check(undefined: set[str], course: set[str], names: dict[str, str],
