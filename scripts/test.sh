@@ -39,11 +39,10 @@ echo "== 2/3 meson test ($first_tree build)"
 echo "== 3/3 python tests"
 # With pytest-xdist (requirements.txt), COURSE_TEST_WORKERS processes (default 4: most tests
 # wait on programs they start, so more than the cores pay), each taking whole modules, so that
-# a module's compiled fixtures are built once; in the order tests/conftest.py gives them (the
-# slowest modules first), not pytest-xdist's (the modules with most tests first).
+# a module's compiled fixtures are built once.
 parallel=()
 if "$PY" -c 'import xdist' 2>/dev/null && [ "${COURSE_TEST_WORKERS:-4}" -gt 1 ]; then
-  parallel=(-n "${COURSE_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder)
+  parallel=(-n "${COURSE_TEST_WORKERS:-4}" --dist loadfile)
 fi
 "$PY" -m pytest tests -q -p no:cacheprovider --timeout=1800 --durations=15 "${parallel[@]}" \
   || status=1

@@ -44,30 +44,6 @@ def pytest_deselected(items):
             out.write(f"{len(items)}\n")
 
 
-# The modules that take longest in CI's parallel run (scripts/test.sh's --durations list),
-# longest first. pytest-xdist's --dist loadfile hands out modules in collection order; left to
-# itself it puts the modules with the most tests first, which sends these (one to a handful of
-# tests each, minutes in all) out last, where one of them held the run's last worker alone.
-SLOWEST_MODULES = ("test_template_command", "test_slurm_cluster", "test_html_report",
-                   "test_technique_fixtures", "test_template")
-
-
-def pytest_collection_modifyitems(config, items):
-    """SLOWEST_MODULES first, in that order; then the other modules, those with more tests
-    first (as pytest-xdist's own order), each module's tests in their own order. Every
-    worker of a parallel run sorts the same collection the same way, as pytest-xdist needs."""
-    modules: dict[str, list] = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-
-    def rank(path: str) -> tuple:
-        stem = Path(path).stem
-        first = SLOWEST_MODULES.index(stem) if stem in SLOWEST_MODULES else len(SLOWEST_MODULES)
-        return first, -len(modules[path]), path
-
-    items[:] = [item for path in sorted(modules, key=rank) for item in modules[path]]
-
-
 @pytest.fixture
 def course_build_dir(tmp_path):
     """A build folder at the depth of the grader's own (build/grade/<name>), removed after the
