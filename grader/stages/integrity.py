@@ -30,8 +30,9 @@ from grader.manifest import Exercise
 from grader.model import CaseResult, CaseStatus, StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions
 
-# Course libraries of a build directory (meson.build): the support library, the test main,
-# the benchmark main, each exercise's course code and each shared ladder's.
+# The course libraries every build directory has (meson.build): the support library, the test
+# main, the benchmark main and the ceilings main; beside them each exercise's course code and
+# each shared folder's (course_libraries).
 COURSE_LIBRARIES = ("libcourse_support.a", "libcourse_testing.a", "libcourse_bench_main.a",
                     "libcourse_ceilings_main.a")
 
@@ -135,7 +136,7 @@ def course_libraries(build_dir: Path, ex: Exercise) -> list[Path]:
     """The course libraries that the exercise's programs link (meson.build): the support
     libraries, its own (lib<name>_course.a) and its shared folder's. Only these can define
     what its code calls: a call into another exercise's course code does not link. Reading
-    the other forty-odd too cost a one-exercise re-grade one nm each."""
+    the other forty-odd too would cost a one-exercise re-grade one nm each."""
     names = list(COURSE_LIBRARIES) + [f"lib{ex.name}_course.a"]
     if ex.shared:
         names.append(f"lib{ex.chapter}_{ex.shared}_shared.a")
