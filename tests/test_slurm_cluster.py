@@ -87,13 +87,19 @@ def task_logs(out: Path, number: int) -> str:
     return "\n".join(f"== {log.name}\n{log.read_text(errors='replace')[-1500:]}" for log in logs)
 
 
-def wait_for_running(cluster, task: str, timeout_s: float = 120) -> None:
+def wait_for_grading(cluster, task: str, scratch: Path, timeout_s: float = 120) -> None:
+    """Until the task runs and its grader has begun a build in the task's scratch folder: from
+    then on the task script hands a SIGTERM on to the grader. After a cancel 41 ms after the
+    job's launch the task ran on until Slurm killed it at KillWait (30 s later), where no
+    EXIT trap runs, and its folder stayed."""
+    job, index = task.split("_")
+    folder = scratch / f"cuda-course-{job}-{index}"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if f"{task} RUNNING" in cluster.queued():
+        if f"{task} RUNNING" in cluster.queued() and folder.is_dir() and any(folder.iterdir()):
             return
         time.sleep(0.1)
-    raise AssertionError(f"{task} never ran: {cluster.queued()}\n{cluster.logs()}")
+    raise AssertionError(f"{task} never began grading: {cluster.queued()}\n{cluster.logs()}")
 
 
 def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster, tmp_path,
@@ -103,7 +109,7 @@ def test_a_class_through_a_job_array_with_a_task_killed_and_resubmitted(cluster,
     first = submit(cluster, roster, out, scratch)
     assert first["tasks"] == 3
     victim = f"{first['array_job']}_1"  # bob's task
-    wait_for_running(cluster, victim)
+    wait_for_grading(cluster, victim, scratch)
     cluster.run("scancel", victim)
     cluster.wait_until_idle(timeout_s=600)
 
