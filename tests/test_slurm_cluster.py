@@ -89,9 +89,9 @@ def task_logs(out: Path, number: int) -> str:
 
 def wait_for_grading(cluster, task: str, scratch: Path, timeout_s: float = 120) -> None:
     """Until the task runs and its grader has begun a build in the task's scratch folder: from
-    then on the task script hands a SIGTERM on to the grader. After a cancel 41 ms after the
-    job's launch the task ran on until Slurm killed it at KillWait (30 s later), where no
-    EXIT trap runs, and its folder stayed."""
+    then on the task script hands a SIGTERM on to the grader. A cancel in the first instant of
+    the launch can reach none of the task's programs; Slurm then kills the task at KillWait,
+    where no EXIT trap runs, and its folder stays."""
     job, index = task.split("_")
     folder = scratch / f"cuda-course-{job}-{index}"
     deadline = time.monotonic() + timeout_s
