@@ -7,6 +7,7 @@ its tail and drops the middle, so memory stays bounded whatever the program prin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,6 +25,12 @@ DEFAULT_OUTPUT_LIMIT = 64 * 1024
 _running: dict[int, subprocess.Popen] = {}
 _running_lock = threading.Lock()
 _stopping = threading.Event()
+
+# Where every program run() started is logged, one JSON line each (its command, when it began,
+# how long it ran, how it ended), when this variable names a file: what a grade's time went on,
+# process by process (scripts/process_costs.py sums it up).
+PROCESS_LOG_ENV = "COURSE_GRADER_PROCESS_LOG"
+_log_lock = threading.Lock()
 
 
 class Stopped(Exception):
@@ -161,11 +168,25 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
         if _stopping.is_set():
             _kill_group(proc.pid, 0.5, proc)
             raise Stopped("the grading was interrupted")
-        return _supervise(proc, command, started, timeout_s, output_limit, grace_s, on_line,
-                          cancel)
+        result = _supervise(proc, command, started, timeout_s, output_limit, grace_s,
+                            on_line, cancel)
+        _log(result, time.time() - result.duration_s)
+        return result
     finally:
         with _running_lock:
             _running.pop(proc.pid, None)
+
+
+def _log(result: "ProcResult", began: float) -> None:
+    path = os.environ.get(PROCESS_LOG_ENV)
+    if not path:
+        return
+    line = json.dumps({"command": result.command, "began": round(began, 3),
+                       "duration_s": round(result.duration_s, 3),
+                       "returncode": result.returncode, "timed_out": result.timed_out,
+                       "thread": threading.current_thread().name})
+    with _log_lock, open(path, "a", encoding="utf-8") as log:
+        log.write(line + "\n")
 
 
 def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeout_s: float,

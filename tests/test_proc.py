@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import resource
 import signal
@@ -202,3 +203,25 @@ def test_a_cancel_never_set_leaves_the_time_limit_in_charge():
     result = proc.run([sys.executable, "-c", "import time; time.sleep(60)"], 0.5,
                       cancel=threading.Event())
     assert result.timed_out and result.duration_s < 10
+
+
+def test_process_log_holds_one_line_per_program(tmp_path, monkeypatch):
+    log = tmp_path / "processes.jsonl"
+    monkeypatch.setenv(proc.PROCESS_LOG_ENV, str(log))
+    before = time.time()
+    proc.run(python_command("import time; time.sleep(0.2)"), 10)
+    proc.run(python_command("import sys; sys.exit(3)"), 10)
+    proc.run(python_command("import time; time.sleep(5)"), 0.3)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["returncode"] for line in lines[:2]] == [0, 3]
+    assert [line["timed_out"] for line in lines] == [False, False, True]
+    assert lines[0]["command"][-1] == "import time; time.sleep(0.2)"
+    assert 0.2 <= lines[0]["duration_s"] < 5
+    assert before - 1 < lines[0]["began"] <= lines[1]["began"] <= lines[2]["began"]
+
+
+def test_no_process_log_without_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv(proc.PROCESS_LOG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    proc.run(python_command("print('x')"), 10)
+    assert list(tmp_path.iterdir()) == []

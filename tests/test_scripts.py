@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -218,3 +219,35 @@ def test_incremental_times_bad_arguments(tmp_path):
     assert r.returncode == 2 and "no submission folder" in r.stderr
     r = script("incremental_times", tmp_path, tmp_path / "build", "--exercises", "no_such")
     assert r.returncode == 2 and "no exercise" in r.stderr
+
+
+def test_process_costs_groups_the_log_by_kind(tmp_path):
+    def line(command, seconds):
+        return json.dumps({"command": command, "began": 0.0, "duration_s": seconds,
+                           "returncode": 0, "timed_out": False, "thread": "w"})
+    boxed = ["/b/course_sandbox", "--write", "/s", "--read", "/b/x_test", "--"]
+    log = tmp_path / "processes.jsonl"
+    log.write_text("\n".join([
+        line([*boxed, "/b/x_test", "--gtest_list_tests"], 0.1),
+        line([*boxed, "/b/x_test", "--gtest_output=json:/s/r.json"], 2.0),
+        line([*boxed, "/cuda/bin/compute-sanitizer", "--tool", "racecheck", "/b/x_test"], 3.0),
+        line([*boxed, "/cuda/bin/compute-sanitizer", "--tool", "racecheck", "/b/y_test"], 1.0),
+        line(["ninja", "-C", "/b"], 5.0)]) + "\n")
+    r = script("process_costs", log)
+    assert r.returncode == 0, r.stderr
+    rows = {row[:44].strip(): row[44:].split() for row in r.stdout.splitlines()[1:]}
+    assert rows["sanitizer racecheck"] == ["2", "4.0", "1.00", "2.00", "3.00"]
+    assert rows["tests"][:2] == ["1", "2.0"] and rows["test listing"][:2] == ["1", "0.1"]
+    assert rows["ninja"][:2] == ["1", "5.0"] and rows["all"] == ["5", "11.1"]
+    by_exercise = script("process_costs", log, "--by-exercise")
+    assert "y: sanitizer racecheck" in by_exercise.stdout
+
+
+def test_process_costs_unreadable_log(tmp_path):
+    r = script("process_costs", tmp_path / "none.jsonl")
+    assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+def test_sanitizer_costs_unknown_exercise(tmp_path):
+    r = script("sanitizer_costs", tmp_path, "no_such_exercise")
+    assert r.returncode == 2 and "unknown exercise" in r.stderr
