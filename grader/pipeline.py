@@ -22,7 +22,6 @@ then the ratios and the scores.
 
 from __future__ import annotations
 
-import os
 import platform
 import shutil
 import time
@@ -43,7 +42,7 @@ from grader.model import FailureKind, StageName, StageStatus
 from grader.stages import (benchmark, build, integrity, profile, sanitizer, sources, technique,
                            tests)
 from grader.stages.ceilings import Ceilings
-from grader.stages.common import GradeOptions
+from grader.stages.common import GradeOptions, host_cores
 from grader.stages.measured import Alone
 
 
@@ -60,9 +59,8 @@ def default_parallel(gpu: model.GpuInfo | None, build_only: bool = False,
     MAX_PARALLEL. Without a GPU to share (--build-only) one per core: the checks then only
     read compiled code, one process at a time, and with two workers or more they start while
     the rest still builds."""
-    if cores is None:  # the cores this process may use (a Slurm task's share, not the node's)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
+    if cores is None:
+        cores = host_cores()
     if build_only:
         return max(1, min(MAX_PARALLEL, cores))
     by_memory = gpu.memory_mib // GPU_MIB_PER_EXERCISE if gpu and gpu.memory_mib else 1

@@ -761,6 +761,37 @@ def test_tools_set_up_installed_are_found_without_sourcing_anything(monkeypatch,
     assert path[0] == "/my/bin" and str(venv_bin) in path
 
 
+def test_split_compile_threads_give_a_small_build_the_idle_cores():
+    assert build.split_compile_threads(1, cores=16) == 16   # a student's re-grade
+    assert build.split_compile_threads(3, cores=16) == 5
+    assert build.split_compile_threads(13, cores=16) == 1   # a chapter: no splitting
+    assert build.split_compile_threads(58, cores=16) == 1
+    assert build.split_compile_threads(1, cores=1) == 1
+
+
+def test_compiler_env_asks_nvcc_to_split_only_where_it_can(monkeypatch, tmp_path):
+    options = GradeOptions(root=tmp_path, submission=tmp_path, build_dir=tmp_path / "b", seed=1)
+    monkeypatch.setenv("NVCC_APPEND_FLAGS", "-Xptxas=-v")
+    monkeypatch.setattr(build, "nvcc_splits", lambda path: True)
+    assert build.compiler_env(options, 8)["NVCC_APPEND_FLAGS"] == "-Xptxas=-v --split-compile=8"
+    assert build.compiler_env(options, 1)["NVCC_APPEND_FLAGS"] == "-Xptxas=-v"
+    monkeypatch.setattr(build, "nvcc_splits", lambda path: False)
+    assert build.compiler_env(options, 8)["NVCC_APPEND_FLAGS"] == "-Xptxas=-v"
+
+
+def test_nvcc_splits_asks_the_nvcc_on_the_path(tmp_path):
+    # A stand-in nvcc that, like CUDA's, refuses an option it does not know.
+    for name, knows in (("new", True), ("old", False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        nvcc = folder / "nvcc"
+        nvcc.write_text("#!/bin/sh\n" + ("exit 0\n" if knows else
+                        "echo \"nvcc fatal : Unknown option '$1'\" >&2; exit 1\n"))
+        nvcc.chmod(0o755)
+        assert build.nvcc_splits(str(folder)) is knows
+    assert build.nvcc_splits(str(tmp_path / "none")) is False
+
+
 def test_build_progress_names_each_exercise_as_it_is_built(monkeypatch):
     said = []
     clock = iter([0.0, 1.0, 20.0, 21.0, 22.0, 23.0])

@@ -10,6 +10,7 @@ import platform
 import re
 import shutil
 import time
+from functools import cache
 from pathlib import Path
 from typing import Callable
 
@@ -18,14 +19,14 @@ from grader.stages import sources
 from grader.errors import GraderError
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.model import StageName, StageResult, StageStatus
-from grader.stages.common import GradeOptions, clip
+from grader.stages.common import GradeOptions, clip, host_cores
 
 CONFIGURE_TIMEOUT_S = 600
 BUILD_ALL_TIMEOUT_S = 3600
 BUILD_ONE_TIMEOUT_S = 900
 
 
-def compiler_env(options: GradeOptions) -> dict:
+def compiler_env(options: GradeOptions, split_threads: int = 1) -> dict:
     """The environment ninja compiles in. ccache hashes the working directory into nvcc's
     results (it counts -lineinfo as debug information), so the same course file built for two
     submissions missed every time; Meson's paths are relative to the build directory and
@@ -38,7 +39,32 @@ def compiler_env(options: GradeOptions) -> dict:
     path = env.get("PATH", "").split(os.pathsep)
     extra = [str(d) for d in tools.search_dirs() if d.is_dir() and str(d) not in path]
     env["PATH"] = os.pathsep.join([p for p in path if p] + extra)
+    if split_threads > 1 and nvcc_splits(env["PATH"]):
+        # nvcc reads NVCC_APPEND_FLAGS on every call (the build files stay as configured).
+        env["NVCC_APPEND_FLAGS"] = " ".join(
+            filter(None, [env.get("NVCC_APPEND_FLAGS", ""), f"--split-compile={split_threads}"]))
     return env
+
+
+def split_compile_threads(exercises: int, cores: int | None = None) -> int:
+    """Threads for each nvcc's optimizer (nvcc --split-compile): the cores a build of this
+    many exercises leaves idle. A student's re-grade compiles one file, the longest step of
+    its wait, on one core otherwise; a course-wide build keeps every core busy with files
+    (1: no splitting)."""
+    cores = host_cores() if cores is None else cores
+    return max(1, cores // max(1, exercises))
+
+
+@cache
+def nvcc_splits(path: str) -> bool:
+    """Whether the nvcc on `path` knows --split-compile (CUDA 12.0 may not): an unknown
+    option would fail every compile."""
+    nvcc = shutil.which("nvcc", path=path)
+    if nvcc is None:
+        return False
+    probe = proc.run([nvcc, "--split-compile=2", "--dryrun", "-x", "cu", "-c", os.devnull,
+                      "-o", os.devnull], 60, output_limit=16 * 1024)
+    return probe.returncode == 0
 
 
 def targets(ex: Exercise) -> list[str]:
@@ -145,8 +171,9 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
     progress(f"building {len(exercises)} exercises")
     watch = BuildProgress(exercises, progress, on_built)
     everything = [t for ex in exercises for t in targets(ex)] + ceilings_targets(exercises)
+    split = split_compile_threads(len(exercises), options.jobs or None)
     result = proc.run(args + everything, BUILD_ALL_TIMEOUT_S,
-                      env=compiler_env(options), output_limit=256 * 1024, on_line=watch)
+                      env=compiler_env(options, split), output_limit=256 * 1024, on_line=watch)
     if not result.timed_out and result.returncode in (0, 1):  # ended by itself, output whole
         watch.release_linked()
     return result.output

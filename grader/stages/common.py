@@ -69,6 +69,13 @@ class GradeOptions:
         return self.build_dir / "grading"
 
 
+def host_cores() -> int:
+    """The host cores this process may use (a Slurm task's share, not the node's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def exercise_work_dir(options: GradeOptions, ex: Exercise) -> Path:
     folder = options.work_dir / ex.name
     folder.mkdir(parents=True, exist_ok=True)
