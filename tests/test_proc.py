@@ -225,3 +225,10 @@ def test_no_process_log_without_the_variable(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     proc.run(python_command("print('x')"), 10)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_student_programs_do_not_see_the_process_log(monkeypatch, tmp_path):
+    from grader.stages.common import GradeOptions, program_env
+    monkeypatch.setenv(proc.PROCESS_LOG_ENV, str(tmp_path / "processes.jsonl"))
+    options = GradeOptions(root=tmp_path, submission=tmp_path, build_dir=tmp_path, seed=1)
+    assert proc.PROCESS_LOG_ENV not in program_env(options)

@@ -88,6 +88,7 @@ def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str
     program's home and temporary folder are its scratch folder, the one place it may write."""
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
+    env.pop(proc.PROCESS_LOG_ENV, None)  # the grader's own log, none of the program's business
     if scratch is not None:
         env.update({"HOME": str(scratch), "TMPDIR": str(scratch)})
     env.update({"COURSE_SEED": str(options.input_seed), "GTEST_COLOR": "no",
