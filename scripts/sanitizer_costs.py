@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a compute-sanitizer tool costs before it checks anything: for each exercise asked, its
 test program in BUILD_DIR run alone (no sandbox, one at a time) with a filter that selects no
-case and with the manifest's sanitizer filter, plainly and under each of the exercise's tools.
+case and with the manifest's sanitizer filter, plainly and under each of the exercise's tools
+(with the sanitizer stage's options).
 The difference between the two filters is what the checked cases cost; the rest is the tool's
 start and the program's. Prints one row per (exercise, tool): wall seconds of each run. With
 --cases TOOL, each exercise's filtered cases run under TOOL once instead, and the row names
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import manifest  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
+from grader.stages.sanitizer import tool_command  # noqa: E402
 
 NO_CASE = "NoSuchSuite.NoSuchCase"
 CASE_LINE = re.compile(r"^\[\s+(?:OK|FAILED)\s+\] (\S+) \((\d+) ms\)", re.MULTILINE)
@@ -43,7 +45,7 @@ def slowest_cases(sanitizer: str, tool: str, binary: Path, gtest_filter: str, en
                   top: int) -> str:
     """One run of the filtered cases under `tool`: its wall seconds and its slowest cases."""
     started = time.monotonic()
-    done = subprocess.run([sanitizer, "--tool", tool, "--report-api-errors", "no", str(binary),
+    done = subprocess.run([*tool_command(sanitizer, tool), str(binary),
                            f"--gtest_filter={gtest_filter}"], env=env, capture_output=True,
                           text=True, errors="replace", timeout=600, check=False)
     wall = time.monotonic() - started
@@ -90,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{ex.name:<36} no test program in {args.build_dir}")
             continue
         for tool in ("none", *ex.sanitizer_tools):
-            wrapper = [] if tool == "none" else [sanitizer, "--tool", tool,
-                                                 "--report-api-errors", "no"]
+            wrapper = [] if tool == "none" else tool_command(sanitizer, tool)
             chosen_filter = ex.sanitizer_filter_for(tool if tool != "none" else "memcheck")
             empty, _ = timed([*wrapper, str(binary), f"--gtest_filter={NO_CASE}"], env)
             full, code = timed([*wrapper, str(binary), f"--gtest_filter={chosen_filter}"], env)

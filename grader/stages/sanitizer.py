@@ -70,6 +70,13 @@ def run(options: GradeOptions, ex: Exercise, binary: Path,
     return stage
 
 
+def tool_command(sanitizer: str, tool: str, leaks: bool = False) -> list[str]:
+    """compute-sanitizer running `tool` as this stage runs it, before the program's command."""
+    return [sanitizer, "--tool", tool, *(["--leak-check", "full"] if leaks else []),
+            "--error-exitcode", str(SANITIZER_EXIT),
+            "--print-limit", "20", "--report-api-errors", "no"]
+
+
 def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
               tool: str, cancel: threading.Event | None = None) -> StageResult:
     """The filtered small cases under one compute-sanitizer tool."""
@@ -78,11 +85,9 @@ def _run_tool(options: GradeOptions, ex: Exercise, binary: Path, sanitizer: str,
     # context is destroyed: the test main resets the device after the last case when
     # COURSE_LEAK_CHECK is set.
     leaks = tool == "memcheck" and ex.sanitizer_leak_check
-    wrapper = [sanitizer, "--tool", tool, *(["--leak-check", "full"] if leaks else []),
-               "--error-exitcode", str(SANITIZER_EXIT),
-               "--print-limit", "20", "--report-api-errors", "no"]
     return tests.run(options, ex, binary, stage_name=f"sanitizer-{tool}",
-                     gtest_filter=ex.sanitizer_filter_for(tool), wrapper=wrapper,
+                     gtest_filter=ex.sanitizer_filter_for(tool),
+                     wrapper=tool_command(sanitizer, tool, leaks),
                      timeout_s=ex.sanitizer_timeout_s,
                      extra_env={"COURSE_LEAK_CHECK": "1"} if leaks else None, cancel=cancel)
 
