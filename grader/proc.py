@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -189,6 +190,40 @@ def _log(result: "ProcResult", began: float) -> None:
         log.write(line + "\n")
 
 
+# How often a run that may be cancelled looks at its cancel flag.
+CANCEL_POLL_S = 0.1
+
+
+def _wait(proc: subprocess.Popen, command: list[str], deadline: float, timeout_s: float,
+          cancel: threading.Event | None) -> None:
+    """Until the program exits (TimeoutExpired at the deadline; return early once `cancel` is
+    set). Woken by the kernel the moment it exits, through a pidfd: Popen.wait with a time
+    limit polls every 50 ms, which a grade of a few hundred short programs would pay each
+    time."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux 5.3 or later: Popen's own polling
+        pidfd = None
+    try:
+        while proc.poll() is None:
+            if cancel is not None and cancel.is_set():
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(command, timeout_s)
+            pause = left if cancel is None else min(CANCEL_POLL_S, left)
+            if pidfd is None:
+                if cancel is None:
+                    proc.wait(timeout=pause)
+                else:
+                    cancel.wait(pause)
+            else:
+                select.select([pidfd], [], [], pause)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
 def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeout_s: float,
                output_limit: int, grace_s: float,
                on_line: Callable[[str], None] | None,
@@ -215,14 +250,7 @@ def _supervise(proc: subprocess.Popen, command: list[str], started: float, timeo
     reader.start()
     timed_out = False
     try:
-        if cancel is None:
-            proc.wait(timeout=timeout_s)
-        else:
-            deadline = started + timeout_s
-            while proc.poll() is None and not cancel.is_set():
-                if time.monotonic() >= deadline:
-                    raise subprocess.TimeoutExpired(command, timeout_s)
-                cancel.wait(min(0.1, max(0.0, deadline - time.monotonic())))
+        _wait(proc, command, started + timeout_s, timeout_s, cancel)
     except subprocess.TimeoutExpired:
         timed_out = True
     except BaseException:

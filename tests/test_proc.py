@@ -205,6 +205,30 @@ def test_a_cancel_never_set_leaves_the_time_limit_in_charge():
     assert result.timed_out and result.duration_s < 10
 
 
+@pytest.mark.parametrize("cancel", [None, threading.Event()], ids=["plain", "cancellable"])
+def test_without_a_pidfd_the_wait_still_ends_at_exit_and_at_the_limit(monkeypatch, cancel):
+    """Kernels before 5.3 have no pidfd_open: the wait falls back to polling, same verdicts."""
+    def no_pidfd(_pid):
+        raise OSError("pidfd_open: function not implemented")
+    monkeypatch.setattr(proc.os, "pidfd_open", no_pidfd)
+    done = proc.run(python_command("print('out')"), 10, cancel=cancel)
+    assert done.returncode == 0 and not done.timed_out and "out" in done.output
+    late = proc.run([sys.executable, "-c", "import time; time.sleep(60)"], 0.5, cancel=cancel)
+    assert late.timed_out and late.duration_s < 10
+
+
+def test_the_wait_watches_the_program_through_a_pidfd(monkeypatch):
+    """The exit is seen through the kernel's pidfd (no 50 ms polling), and the pidfd closed."""
+    opened, closed = [], []
+    real_open, real_close = proc.os.pidfd_open, proc.os.close
+    monkeypatch.setattr(proc.os, "pidfd_open", lambda pid: opened.append(real_open(pid))
+                        or opened[-1])
+    monkeypatch.setattr(proc.os, "close", lambda fd: closed.append(fd) or real_close(fd))
+    result = proc.run(python_command("pass"), 10)
+    assert result.returncode == 0
+    assert len(opened) == 1 and opened[0] in closed
+
+
 def test_process_log_holds_one_line_per_program(tmp_path, monkeypatch):
     log = tmp_path / "processes.jsonl"
     monkeypatch.setenv(proc.PROCESS_LOG_ENV, str(log))
