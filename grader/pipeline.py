@@ -15,6 +15,7 @@ The stages up to the sanitizer are not timed, so several exercises run them at o
 sanitizer stage that ended among neighbours in a way they could have caused (out of time, a
 crash, a failure kind the test main reports: out of memory, a leak check) is run again alone,
 and that run is the verdict, so the load of other exercises never costs a student points.
+An exercise whose tests hold the GPU alone (`alone = true`) runs its programs after the others'.
 The benchmarks come last, one at a time, with nothing else running; then the shared ceilings
 they recorded (grader/stages/ceilings.py), each course-only ceilings program once, alone too;
 then the ratios and the scores.
@@ -365,6 +366,7 @@ class _Checked:
     missing: list[str] = field(default_factory=list)
     not_run: str = ""
     beside: list[tuple[int, Future]] = field(default_factory=list)
+    program_later: bool = False  # its program stages wait until the other exercises' end
 
     def result(self, name: StageName) -> model.StageResult | None:
         return next((s for s in self.stages if s.name == name), None)
@@ -537,7 +539,8 @@ class Grader:
         `workers` at a time, in roster order; then the tests and sanitizer runs that ended in
         a way the neighbours could have caused, again alone (_load_may_explain). With several
         workers, an exercise's checks start as soon as its programs have linked, while the rest
-        still builds. built() is called when the build has ended."""
+        still builds; those whose tests hold the GPU alone run their programs after the rest.
+        built() is called when the build has ended."""
         total = len(self.exercises)
         position = {ex.name: i for i, ex in enumerate(self.exercises, 1)}
         for ex in self.exercises:
@@ -547,17 +550,34 @@ class Grader:
         buildable = [ex for ex in self.exercises
                      if not self._missing(ex) and ex.name not in self.refused]
 
+        # An exercise whose tests hold the GPU alone would stop every other exercise's
+        # programs while it waits for the GPU to drain and while it runs: its programs run
+        # after theirs instead, when nothing else waits.
+        others_use_gpu = sum(1 for ex in buildable if not ex.tests_alone) > 0
+
         def check(i: int, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
             self.progress(f"[{i}/{total}] {ex.key}: checking")
             started = time.monotonic()
-            item = self._check(ex, linked)
-            self.progress(f"[{i}/{total}] {ex.key}: checked ({time.monotonic() - started:.1f} s)")
+            item = self._check(ex, linked, program_later=ex.tests_alone and others_use_gpu)
+            if not item.program_later:
+                self.progress(f"[{i}/{total}] {ex.key}: checked "
+                              f"({time.monotonic() - started:.1f} s)")
             return item
+
+        def run_programs_alone(checked: list[_Checked]) -> None:
+            for i, item in enumerate(checked, 1):
+                if item.program_later:
+                    started = time.monotonic()
+                    self._run_programs(item)
+                    self.progress(f"[{i}/{total}] {item.ex.key}: checked, alone "
+                                  f"({time.monotonic() - started:.1f} s)")
 
         if workers <= 1:
             self.build_log = build.build_all(self.options, buildable, self.progress)
             built()
-            return [check(i, ex) for i, ex in enumerate(self.exercises, 1)]
+            checked = [check(i, ex) for i, ex in enumerate(self.exercises, 1)]
+            run_programs_alone(checked)
+            return checked
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="exercise")
         futures: dict[int, Future] = {}
 
@@ -610,6 +630,7 @@ class Grader:
             proc.resume()
             raise
         pool.shutdown(wait=True)
+        run_programs_alone(checked)
         for item in checked:
             if self._load_may_explain(item):
                 self.progress(f"{item.ex.key}: did not pass while other exercises ran; "
@@ -692,10 +713,12 @@ class Grader:
         secret_seed = self.options.input_seed if self.options.secret else None
         return hidden.redact(result, secret_seed)
 
-    def _check(self, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
+    def _check(self, ex: Exercise, linked: model.StageResult | None = None,
+               program_later: bool = False) -> _Checked:
         """The untimed stages: the exercise ended where one of them ends it (or its files are
         missing, or it cannot run here), else its stages so far, waiting for the timed ones.
-        `linked`: the build stage, when the one build of every exercise has linked it."""
+        `linked`: the build stage, when the one build of every exercise has linked it.
+        `program_later`: the compiled-code checks only; _run_programs() runs the rest."""
         item = _Checked(ex, missing=self._missing(ex))
         if item.missing:
             item.ended = True
@@ -709,10 +732,19 @@ class Grader:
                 item.not_run = self._why_not_run(ex)
                 item.ended = bool(item.not_run)
             if not item.ended:
-                self._run_stages(item, Phase.PROGRAM)
+                if program_later:
+                    item.program_later = True
+                else:
+                    self._run_stages(item, Phase.PROGRAM)
         finally:
             item.take_beside()
         return item
+
+    def _run_programs(self, item: _Checked) -> None:
+        """The program stages of an exercise whose compiled-code checks ran (_check with
+        program_later)."""
+        item.program_later = False
+        self._run_stages(item, Phase.PROGRAM)
 
     def _run_stages(self, item: _Checked, phase: Phase, *, alone: bool = False,
                     linked: model.StageResult | None = None, beside: bool = False,

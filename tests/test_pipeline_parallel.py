@@ -227,6 +227,26 @@ def test_the_next_grade_in_a_build_folder_checks_the_longest_first(course):
     assert check_times.load(grader.options.build_dir) == {}
 
 
+def test_an_exercise_that_tests_alone_runs_after_the_others_and_stops_none_of_them(course):
+    """ex_b's tests hold the GPU alone: among the others they would stop every other
+    exercise's programs while the GPU drained and while they ran. Its compiled-code checks
+    run in the pool, its programs after every other exercise's, before the benchmarks."""
+    grader, timeline = make_grader(course, 4, slow)
+    grader.exercises[1] = dataclasses.replace(grader.exercises[1], tests_alone=True)
+    report = grader.run()
+    assert [e.status for e in report.exercises] == ["passed"] * 4
+    spans = intervals(timeline)
+    alone = [s for s in spans if s[0] == "ex_b_test"]
+    others = [s for s in spans if s[0].endswith("_test") and s[0] != "ex_b_test"]
+    assert alone and others
+    assert min(s[1] for s in alone) >= max(s[2] for s in others), (alone, others)
+    assert any(a[2] > b[1] for a, b in zip(others, others[1:])), "the others did not overlap"
+    first_bench = min(s[1] for s in spans if s[0].endswith("_bench"))
+    assert max(s[2] for s in alone) <= first_bench
+    rows = [r for r in report.timeline if r["exercise"].endswith("/ex_b")]
+    assert {r["stage"] for r in rows} >= {"tests", "sanitizer", "benchmark"}
+
+
 def test_verdicts_are_those_of_one_at_a_time(course):
     def cases(name):
         return {"ex_a": slow(name),
