@@ -83,6 +83,7 @@ _NVML_SUCCESS, _NVML_INSUFFICIENT_SIZE, _NVML_NOT_FOUND = 0, 7, 6
 class NvmlProbe:
     """NVML through ctypes. Raises OSError from the constructor where the library, the GPU or
     a call it needs is missing."""
+    tells_idle_from_busy = True
 
     def __init__(self, uuid: str):
         try:
@@ -151,6 +152,7 @@ class NvmlProbe:
 class SmiProbe:
     """nvidia-smi: the compute processes and the utilisation; it cannot tell an idle process
     from a busy one, so every foreign process counts as busy."""
+    tells_idle_from_busy = False
 
     def __init__(self, uuid: str, run: Callable[[list[str]], str] | None = None):
         self.uuid = uuid
@@ -276,6 +278,13 @@ class LoadWatch:
         return Look([p for p in look.processes if p.pid not in own], look.utilization,
                     look.error)
 
+    @property
+    def tells_idle_from_busy(self) -> bool:
+        """Whether the probe tells a process that only holds a context from one that computes
+        (NVML does, nvidia-smi does not): only then may a program of this grader wait on the
+        GPU, CUDA started, while another measures."""
+        return bool(getattr(self.probe, "tells_idle_from_busy", False))
+
     def start(self, own: set[int] = frozenset()) -> None:
         """Right before the measurement; `own`: the measured program's processes when it was
         started ahead of its turn."""
@@ -297,7 +306,7 @@ class LoadWatch:
         meanwhile, or None. Processes seen before or after are foreign: none of this
         grader's programs ran at those moments but `waiting`, the next program, started
         ahead of its turn while this one measured, which counts too if it computed (it must
-        not have touched the GPU: what it did there is work beside the measurement)."""
+        only have started CUDA, and work of its own there is work beside the measurement)."""
         if self._peek is not None:
             self._peek.cancel()
             self._peek = None

@@ -298,12 +298,13 @@ class ProfileStage(Stage):
 
 class Benchmarks:
     """The grade's benchmark programs, one at a time. While one measures, the next one
-    (`order`) starts in the sandbox and waits for its turn before it touches the GPU
-    (support/src/bench.cu), so that starting the process and the sandbox overlaps a
-    measurement instead of following it. Only where a load watch looks around each
-    measurement: the waiting program must not use the GPU (a student's static constructor
-    could), and if anything does, the measurement beside it is disturbed and taken again,
-    the waiting program ended, and the rest of the grade's benchmarks start in their turns."""
+    (`order`) starts in the sandbox and waits for its turn with CUDA started
+    (support/src/bench.cu), so that starting a process, the sandbox and CUDA, a quarter of a
+    second each, overlaps a measurement instead of following it. Only where the load watch
+    tells a process that holds a context from one that computes (NVML): the waiting program
+    must not compute (a student's static constructor could), and if anything does, the
+    measurement beside it is disturbed and taken again, the waiting program ended, and the
+    rest of the grade's benchmarks start in their turns."""
 
     def __init__(self, options: GradeOptions, ahead: bool):
         self.options = options
@@ -469,7 +470,8 @@ class Grader:
         # around every measurement (grader/gpu_turns.py, grader/gpu_load.py).
         self.turns, watch = self._sharing()
         self.alone = Alone(self.turns, watch, self.progress, options.allow_shared_gpu)
-        self.benchmarks = Benchmarks(options, ahead=watch is not None and not options.profile)
+        self.benchmarks = Benchmarks(options, ahead=watch is not None
+                                     and watch.tells_idle_from_busy and not options.profile)
         # Each shared ceiling is measured once per run.
         self.ceilings = Ceilings(options, self.progress, self.alone)
         self.started = time.monotonic()

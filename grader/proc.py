@@ -181,7 +181,7 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
 
 class Waiting:
     """A program started ahead of its turn: it runs up to the point where it reads its stdin
-    (a benchmark: support/src/bench.cu), then `go()` sends it one byte and
+    (a benchmark, CUDA started: support/src/bench.cu), then `go()` sends it one byte and
     supervises it as run() does, its time limit counted from then; `cancel()` ends it unused.
     Its process group is the grader's to end like any other run's (stop_all)."""
 

@@ -522,3 +522,9 @@ def test_the_next_program_waiting_beside_a_measurement_counts_only_if_it_compute
                          sleep=slept.append)
     computed.start()
     assert computed.disturbance(waiting={777}) == Disturbance([WAITING])
+
+
+def test_only_nvml_lets_a_program_wait_on_the_gpu_beside_a_measurement():
+    assert LoadWatch(SmiProbe(UUID, run=lambda args: "")).tells_idle_from_busy is False
+    assert LoadWatch(FakeProbe([Look()])).tells_idle_from_busy is False
+    assert gpu_load.NvmlProbe.tells_idle_from_busy is True

@@ -248,9 +248,10 @@ def test_an_exercise_that_tests_alone_runs_after_the_others_and_stops_none_of_th
 
 
 class IdleOrBusyProbe:
-    """A probe like NVML's: it lists the fake benchmarks started ahead of their turn (their
-    "launched" events) while they live, and counts as computing those that wrote their number
-    to `computing` (a static constructor that used the GPU before the turn)."""
+    """A probe that, like NVML, tells a process that holds a context from one that computes:
+    it lists the fake benchmarks started ahead of their turn (their "launched" events) while
+    they live, and counts as computing those that wrote their number to `computing`."""
+    tells_idle_from_busy = True
 
     def __init__(self, timeline, computing):
         self.timeline, self.computing = timeline, computing
@@ -308,10 +309,12 @@ def test_the_next_benchmark_starts_while_one_measures_and_waits_for_its_turn(cou
         assert not [s for s in spans if s[0] != who and s[1] < end and s[2] > start]
 
 
-def test_without_a_load_watch_each_benchmark_starts_in_its_turn(course, monkeypatch):
-    """Nothing would see a program that used the GPU before its turn: none waits beside a
-    measurement."""
-    report, timeline = graded_with_probe(course, monkeypatch, lambda *_: None)
+def test_without_a_probe_that_tells_idle_from_busy_each_benchmark_starts_in_its_turn(
+        course, monkeypatch):
+    class SmiLike(IdleOrBusyProbe):
+        tells_idle_from_busy = False
+
+    report, timeline = graded_with_probe(course, monkeypatch, SmiLike)
     assert [e.status for e in report.exercises] == ["passed"] * 4
     launched, benches = launched_and_spans(timeline)
     for before, after in zip(benches, benches[1:]):

@@ -27,8 +27,8 @@ TIMING_KEYS = ("init_s", "measured_s", "total_s")
 
 
 def start(options: GradeOptions, ex: Exercise, binary: Path) -> Reporting:
-    """The benchmark program started in the sandbox, waiting for its turn before it touches
-    the GPU: started while the benchmark before it measures, it has its turn sooner."""
+    """The benchmark program started in the sandbox, waiting for its turn with CUDA started:
+    started while the benchmark before it measures, it has its turn sooner (run())."""
     scratch = student_scratch(options, ex, StageName.BENCHMARK)
     out = scratch / "benchmark.json"
     return start_reporting(options, [str(binary), "--ceilings-elsewhere", "--json", str(out)],

@@ -154,8 +154,8 @@ WAIT_FOR_TURN_ENV = "COURSE_BENCH_WAIT_FOR_TURN"
 
 @dataclass
 class Reporting:
-    """A program of the course's harness started ahead of its turn (proc.Waiting), waiting
-    before it touches the GPU, and where its report will be."""
+    """A program of the course's harness started ahead of its turn (proc.Waiting), waiting with
+    CUDA started, and where its report will be."""
     program: proc.Waiting
     out: Path
     nonce_file: Path

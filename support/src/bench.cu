@@ -224,7 +224,6 @@ Benchmark::Benchmark(int argc, char** argv, std::string title)
       usage(argv[0], ("unknown argument " + arg).c_str());
     }
   }
-  wait_for_turn();
   int devices = 0;
   const cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {
@@ -243,14 +242,13 @@ Benchmark::Benchmark(int argc, char** argv, std::string title)
   // of its own) ends here, before anything is timed, rather than slowing a baseline.
   CUDA_CHECK(cudaDeviceSynchronize());
   init_s_ = seconds_since(created_);
+  wait_for_turn();
 }
 
 void Benchmark::wait_for_turn() {
-  // The grader may start a benchmark while the one before it measures, so that starting the
-  // process and its sandbox overlaps that measurement: it then waits here for one byte on
-  // stdin, sent when the GPU is its alone, before it touches the GPU (a context starting
-  // beside a measurement shows in NVML's samples as work beside it). End of input: the
-  // grader no longer needs it.
+  // The grader may start a benchmark while the one before it measures, so that starting CUDA
+  // overlaps that measurement: it then waits here, CUDA started, for one byte on stdin, sent
+  // when the GPU is its alone. End of input: the grader no longer needs it.
   const char* wait = std::getenv(kWaitForTurnEnv);
   if (wait == nullptr || std::strcmp(wait, "1") != 0) return;
   const auto waiting = std::chrono::steady_clock::now();

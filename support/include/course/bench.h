@@ -172,7 +172,7 @@ struct BenchOptions {
   bool profile = false;
 };
 
-// With this variable at 1 the program waits for one byte on stdin before it starts CUDA and
+// With this variable at 1 the program starts CUDA, then waits for one byte on stdin before it
 // runs the benchmark (support/src/bench.cu: Benchmark::wait_for_turn).
 inline constexpr const char* kWaitForTurnEnv = "COURSE_BENCH_WAIT_FOR_TURN";
 
