@@ -83,7 +83,6 @@ _NVML_SUCCESS, _NVML_INSUFFICIENT_SIZE, _NVML_NOT_FOUND = 0, 7, 6
 class NvmlProbe:
     """NVML through ctypes. Raises OSError from the constructor where the library, the GPU or
     a call it needs is missing."""
-    tells_idle_from_busy = True
 
     def __init__(self, uuid: str):
         try:
@@ -152,7 +151,6 @@ class NvmlProbe:
 class SmiProbe:
     """nvidia-smi: the compute processes and the utilisation; it cannot tell an idle process
     from a busy one, so every foreign process counts as busy."""
-    tells_idle_from_busy = False
 
     def __init__(self, uuid: str, run: Callable[[list[str]], str] | None = None):
         self.uuid = uuid
@@ -239,17 +237,15 @@ class LoadWatch:
         self.sleep = sleep
         self.clock = clock
         self._before: Look | None = None
-        self._own: set[int] = set()
         self._started = 0.0
         self._peek: threading.Timer | None = None
         # Whether this machine lists the GPU's processes to the grader (a container may not):
         # learned by looking during a measurement.
         self.sees_processes = False
 
-    def busy_now(self, own: set[int] = frozenset()) -> Disturbance | None:
-        """Whether something else uses the GPU now (nothing of this grader runs but `own`: the
-        program about to be measured, started ahead of its turn and waiting)."""
-        look = self._look(own)
+    def busy_now(self) -> Disturbance | None:
+        """Whether something else uses the GPU now (nothing of this grader runs)."""
+        look = self.probe.look()
         if look.error:
             return None
         if look.processes:
@@ -265,31 +261,17 @@ class LoadWatch:
             while waited < SETTLE_S:
                 self.sleep(SETTLE_POLL_S)
                 waited += SETTLE_POLL_S
-                again = self._look(own)
+                again = self.probe.look()
                 if again.error or not again.utilization:
                     return None
                 if again.processes:
-                    return self.busy_now(own)
+                    return self.busy_now()
             return Disturbance([], again.utilization)
         return None
 
-    def _look(self, own: set[int]) -> Look:
-        look = self.probe.look()
-        return Look([p for p in look.processes if p.pid not in own], look.utilization,
-                    look.error)
-
-    @property
-    def tells_idle_from_busy(self) -> bool:
-        """Whether the probe tells a process that only holds a context from one that computes
-        (NVML does, nvidia-smi does not): only then may a program of this grader wait on the
-        GPU, CUDA started, while another measures."""
-        return bool(getattr(self.probe, "tells_idle_from_busy", False))
-
-    def start(self, own: set[int] = frozenset()) -> None:
-        """Right before the measurement; `own`: the measured program's processes when it was
-        started ahead of its turn."""
-        self._own = set(own)
-        self._before = self._look(self._own)
+    def start(self) -> None:
+        """Right before the measurement."""
+        self._before = self.probe.look()
         self._started = self.clock()
         if not self.sees_processes:
             self._peek = threading.Timer(PEEK_AFTER_S, self._look_during)
@@ -301,28 +283,26 @@ class LoadWatch:
         if look.processes and not look.error:
             self.sees_processes = True
 
-    def disturbance(self, waiting: set[int] = frozenset()) -> Disturbance | None:
+    def disturbance(self) -> Disturbance | None:
         """Right after it (its program has ended): the foreign processes that computed
         meanwhile, or None. Processes seen before or after are foreign: none of this
-        grader's programs ran at those moments but `waiting`, the next program, started
-        ahead of its turn while this one measured, which counts too if it computed (it must
-        only have started CUDA, and work of its own there is work beside the measurement)."""
+        grader's programs ran at those moments."""
         if self._peek is not None:
             self._peek.cancel()
             self._peek = None
-        after = self._look(self._own)
+        after = self.probe.look()
         before = self._before or Look()
         if after.error and before.error:
             return None
         # The measured program has exited, but the driver may list it a moment longer (under
         # a PID namespace its number is not the one the grader knows): a process new since
         # the look before counts only if it is still there a little later.
-        known = {p.pid for p in before.processes} | set(waiting)
+        known = {p.pid for p in before.processes}
         for _ in range(LINGER_LOOKS):
             if not {p.pid for p in after.processes} - known:
                 break
             self.sleep(LINGER_PAUSE_S)
-            after = self._look(self._own)
+            after = self.probe.look()
         seen = {p.pid: p for p in before.processes + after.processes}
         if not seen:
             return None

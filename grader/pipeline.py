@@ -253,11 +253,6 @@ class BenchmarkStage(Stage):
     def applies(self, context: Context) -> bool:
         return bool(context.ex.performance)
 
-    @staticmethod
-    def will_measure(ex: Exercise, stages: list[model.StageResult],
-                     options: GradeOptions) -> bool:
-        return bool(ex.performance) and options.benchmark and scoring.correct(stages)
-
     def run(self, context: Context) -> model.StageResult:
         grader, ex = context.grader, context.ex
         if not grader.options.benchmark:
@@ -265,11 +260,10 @@ class BenchmarkStage(Stage):
         if not scoring.correct(context.stages):
             return benchmark.not_run(
                 "not run: the exercise must pass its tests and the sanitizer first")
+        binary = grader.options.build_dir / f"{ex.name}_bench"
         measured = grader.alone.measure(f"the benchmark of {ex.key}",
-                                        lambda: grader.benchmarks.run(ex),
-                                        suspect=benchmark.timing_suspect,
-                                        waiting=grader.benchmarks.waiting_pids,
-                                        disturbed=grader.benchmarks.one_at_a_time)
+                                        lambda: benchmark.run(grader.options, ex, binary),
+                                        suspect=benchmark.timing_suspect)
         return benchmark.from_measured(ex, measured)
 
 
@@ -296,69 +290,12 @@ class ProfileStage(Stage):
         return result
 
 
-class Benchmarks:
-    """The grade's benchmark programs, one at a time. While one measures, the next one
-    (`order`) starts in the sandbox and waits for its turn with CUDA started
-    (support/src/bench.cu), so that starting a process, the sandbox and CUDA, a quarter of a
-    second each, overlaps a measurement instead of following it. Only where the load watch
-    tells a process that holds a context from one that computes (NVML): the waiting program
-    must not compute (a student's static constructor could), and if anything does, the
-    measurement beside it is disturbed and taken again, the waiting program ended, and the
-    rest of the grade's benchmarks start in their turns."""
-
-    def __init__(self, options: GradeOptions, ahead: bool):
-        self.options = options
-        self.ahead = ahead
-        self._next: dict[str, Exercise] = {}
-        self._waiting: tuple[str, benchmark.Reporting] | None = None
-
-    def plan(self, order: list[Exercise]) -> None:
-        """The exercises whose benchmarks run, in the order they will."""
-        self._next = {ex.name: after for ex, after in zip(order, order[1:])}
-
-    def run(self, ex: Exercise) -> model.StageResult:
-        started = None
-        if self._waiting is not None and self._waiting[0] == ex.name:
-            started, self._waiting = self._waiting[1], None
-        self.cancel_waiting()
-        return benchmark.run(self.options, ex, self._binary(ex), started,
-                             then=partial(self._start_next, ex))
-
-    def waiting_pids(self) -> set[int]:
-        return self._waiting[1].program.pids() if self._waiting is not None else set()
-
-    def one_at_a_time(self) -> None:
-        """After a disturbed measurement: the rest start in their turns (the waiting one, or
-        whatever else computed, is not left beside the measurement taken again)."""
-        self.ahead = False
-        self.cancel_waiting()
-
-    def cancel_waiting(self) -> None:
-        if self._waiting is not None:
-            waiting, self._waiting = self._waiting[1], None
-            waiting.cancel()
-
-    def _start_next(self, ex: Exercise) -> None:
-        after = self._next.get(ex.name)
-        if not self.ahead or after is None:
-            return
-        try:
-            self._waiting = (after.name, benchmark.start(self.options, after,
-                                                         self._binary(after)))
-        except OSError:  # its scratch folder or nonce could not be made: it starts in its turn
-            self._waiting = None
-
-    def _binary(self, ex: Exercise):
-        return self.options.build_dir / f"{ex.name}_bench"
-
-
 SANITIZER_STAGE = SanitizerStage()
-BENCHMARK_STAGE = BenchmarkStage()
 # Every exercise's stages, in the order they run.
 EXERCISE_STAGES: tuple[Stage, ...] = (
     BuildStage(), IntegrityStage(), TechniqueStage(),
     TestsStage(), TechniqueOnWhatRan(), SANITIZER_STAGE,
-    BENCHMARK_STAGE, ProfileStage())
+    BenchmarkStage(), ProfileStage())
 BESIDE_STAGES = tuple(s for s in EXERCISE_STAGES if s.beside_tests)
 # The stages a re-run alone runs again (the technique rules on what ran follow them).
 PROGRAM_STAGES = frozenset(s.name for s in EXERCISE_STAGES
@@ -470,8 +407,6 @@ class Grader:
         # around every measurement (grader/gpu_turns.py, grader/gpu_load.py).
         self.turns, watch = self._sharing()
         self.alone = Alone(self.turns, watch, self.progress, options.allow_shared_gpu)
-        self.benchmarks = Benchmarks(options, ahead=watch is not None
-                                     and watch.tells_idle_from_busy and not options.profile)
         # Each shared ceiling is measured once per run.
         self.ceilings = Ceilings(options, self.progress, self.alone)
         self.started = time.monotonic()
@@ -544,19 +479,13 @@ class Grader:
         phase("checks")
         # The timed stages (the benchmarks), one after another, then the shared ceilings they
         # recorded, each ceilings program once (grader/stages/ceilings.py), then the scores.
-        self.benchmarks.plan([item.ex for item in checked if not item.ended
-                              and BENCHMARK_STAGE.will_measure(item.ex, item.stages,
-                                                               self.options)])
-        try:
-            for item in checked:
-                if not item.ended:
-                    started = time.monotonic()
-                    self._run_stages(item, Phase.TIMED)
-                    if item.ex.performance and self.options.benchmark:
-                        self.progress(f"benchmarked {item.ex.key} "
-                                      f"({time.monotonic() - started:.1f} s)")
-        finally:
-            self.benchmarks.cancel_waiting()
+        for item in checked:
+            if not item.ended:
+                started = time.monotonic()
+                self._run_stages(item, Phase.TIMED)
+                if item.ex.performance and self.options.benchmark:
+                    self.progress(f"benchmarked {item.ex.key} "
+                                  f"({time.monotonic() - started:.1f} s)")
         phase("benchmarks")
         if self.options.profile:  # the profiles ran after each benchmark: their own phase
             profiled = sum(stage.duration_s for item in checked for stage in item.stages

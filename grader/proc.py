@@ -7,7 +7,6 @@ its tail and drops the middle, so memory stays bounded whatever the program prin
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -177,93 +176,6 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
     finally:
         with _running_lock:
             _running.pop(proc.pid, None)
-
-
-class Waiting:
-    """A program started ahead of its turn: it runs up to the point where it reads its stdin
-    (a benchmark, CUDA started: support/src/bench.cu), then `go()` sends it one byte and
-    supervises it as run() does, its time limit counted from then; `cancel()` ends it unused.
-    Its process group is the grader's to end like any other run's (stop_all)."""
-
-    def __init__(self, command: list[str], *, cwd=None, env=None):
-        if _stopping.is_set():
-            raise Stopped("the grading was interrupted")
-        self.command = list(map(str, command))
-        self.start_error = ""
-        self.proc: subprocess.Popen | None = None
-        try:
-            self.proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
-        except OSError as error:
-            self.start_error = str(error)
-            return
-        with _running_lock:
-            _running[self.proc.pid] = self.proc
-
-    def pids(self) -> set[int]:
-        """The processes of its group now, as this machine's /proc numbers them (a sandbox's
-        PID namespace numbers them otherwise inside)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return set()
-        return _group_members(self.proc.pid)
-
-    def go(self, timeout_s: float, *, output_limit: int = DEFAULT_OUTPUT_LIMIT,
-           grace_s: float = 3.0, then: Callable[[], None] | None = None) -> ProcResult:
-        """Its turn: the byte, then `then()` (while it runs), then its end, as run() gives it."""
-        if self.proc is None:
-            return ProcResult(self.command, None, False, 0.0, "", 0, False,
-                              start_error=self.start_error)
-        started = time.monotonic()
-        try:
-            if _stopping.is_set():
-                _kill_group(self.proc.pid, 0.5, self.proc)
-                raise Stopped("the grading was interrupted")
-            try:
-                self.proc.stdin.write(b"g")
-                self.proc.stdin.close()
-            except OSError:  # it ended before its turn: its exit says how
-                pass
-            if then is not None:
-                then()
-            result = _supervise(self.proc, self.command, started, timeout_s, output_limit,
-                                grace_s, None, None)
-            _log(result, time.time() - result.duration_s)
-            return result
-        finally:
-            self._forget()
-
-    def cancel(self) -> None:
-        """Ends it without its turn: end of input, then its process group."""
-        if self.proc is None:
-            return
-        try:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-            _kill_group(self.proc.pid, 0.5, self.proc)
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-        finally:
-            self._forget()
-
-    def _forget(self) -> None:
-        with _running_lock:
-            _running.pop(self.proc.pid, None)
-
-
-def _group_members(pgid: int) -> set[int]:
-    members = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid:  # after the name: state, ppid, pgrp
-            members.add(int(entry.name))
-    return members
 
 
 def _log(result: "ProcResult", began: float) -> None:

@@ -233,17 +233,6 @@ _BENCH = _TAKE_NONCE + r'''
 import json, os, sys, time
 cfg = json.load(open(os.path.abspath(__file__) + ".json"))
 listing = False
-# Started ahead of its turn, as support/src/bench.cu waits once CUDA has started: one byte on
-# stdin is the turn, end of input the end.
-if os.environ.get("COURSE_BENCH_WAIT_FOR_TURN") == "1":
-    if cfg.get("timeline"):
-        with open(cfg["timeline"], "a") as f:
-            f.write(json.dumps({"who": os.path.basename(__file__), "event": "launched",
-                                "t": time.time(), "pid": os.getpid()}) + "\n")
-    if cfg.get("compute_while_waiting"):  # a program that works before its turn
-        open(cfg["compute_while_waiting"], "a").write(f"{os.getpid()}\n")
-    if not sys.stdin.buffer.read(1):
-        sys.exit(0)
 
 ''' + _CROWD + r'''timeline("start")
 time.sleep(cfg.get("seconds", 0))

@@ -17,7 +17,7 @@ import pytest
 
 from fakes import (FakeProbe, bench_data, fake_bench, fake_gtest, fake_sanitizer, fake_tool,
                    python_command)
-from grader import gpu_load, gpu_turns, model, proc, tools
+from grader import gpu_turns, model, proc, tools
 from grader.gpu_load import Disturbance, GpuProcess, LoadWatch, Look, SmiProbe, parse_compute_apps
 from grader.stages import benchmark
 from grader.stages.measured import ATTEMPTS, Alone
@@ -277,13 +277,13 @@ class ScriptedWatch:
         self.disturbed = list(disturbed)
         self.starts = 0
 
-    def busy_now(self, own=frozenset()):
+    def busy_now(self):
         return self.busy.pop(0) if self.busy else None
 
-    def start(self, own=frozenset()):
+    def start(self):
         self.starts += 1
 
-    def disturbance(self, waiting=frozenset()):
+    def disturbance(self):
         return self.disturbed.pop(0) if self.disturbed else None
 
 
@@ -495,36 +495,3 @@ def test_waiting_for_the_graders_own_programs_is_quiet_and_not_counted(lock_dir,
     thread.join(5)
     assert waited and waited[0] >= 0.5
     assert said == [] and turns.waited_s == 0.0
-
-
-WAITING = GpuProcess(777, "next_bench")
-
-
-def test_the_measured_program_started_ahead_of_its_turn_is_not_load():
-    """A benchmark started while the one before it measured waits with a context: around its
-    own measurement it is the grader's own, whatever NVML says of it."""
-    probe = FakeProbe([Look([WAITING], 0)], active={777})
-    watch = LoadWatch(probe, sleep=lambda s: None)
-    assert watch.busy_now(own={777}) is None
-    assert watch.busy_now() is not None
-    watch.start(own={777})
-    assert watch.disturbance() is None
-
-
-def test_the_next_program_waiting_beside_a_measurement_counts_only_if_it_computed():
-    slept = []
-    idle = LoadWatch(FakeProbe([Look([], 0), Look([WAITING], 0)], active=set()),
-                     sleep=slept.append)
-    idle.start()
-    assert idle.disturbance(waiting={777}) is None
-    assert slept == [], "a waiting program is not the measured one lingering"
-    computed = LoadWatch(FakeProbe([Look([], 0), Look([WAITING], 0)], active={777}),
-                         sleep=slept.append)
-    computed.start()
-    assert computed.disturbance(waiting={777}) == Disturbance([WAITING])
-
-
-def test_only_nvml_lets_a_program_wait_on_the_gpu_beside_a_measurement():
-    assert LoadWatch(SmiProbe(UUID, run=lambda args: "")).tells_idle_from_busy is False
-    assert LoadWatch(FakeProbe([Look()])).tells_idle_from_busy is False
-    assert gpu_load.NvmlProbe.tells_idle_from_busy is True

@@ -17,9 +17,9 @@ from datetime import datetime
 
 import pytest
 
-from fakes import (alive, bench_data, fake_bench, fake_ceilings, fake_gtest, linking_ninja,
+from fakes import (bench_data, fake_bench, fake_ceilings, fake_gtest, linking_ninja,
                    use_fake_build_tools)
-from grader import check_times, gpu_load, gpu_turns, model, pipeline, proc
+from grader import check_times, model, pipeline, proc
 from grader.pipeline import Grader
 from grader.stages.common import GradeOptions
 from helpers import ROOT, vector_add
@@ -76,7 +76,7 @@ def intervals(timeline):
         key = (e["who"], e.get("sanitizer"))
         if e["event"] == "start":
             started[key] = e["t"]
-        elif e["event"] == "end":
+        else:
             spans.append((e["who"], started.pop(key), e["t"]))
     return sorted(spans, key=lambda s: s[1])
 
@@ -245,103 +245,6 @@ def test_an_exercise_that_tests_alone_runs_after_the_others_and_stops_none_of_th
     assert max(s[2] for s in alone) <= first_bench
     rows = [r for r in report.timeline if r["exercise"].endswith("/ex_b")]
     assert {r["stage"] for r in rows} >= {"tests", "sanitizer", "benchmark"}
-
-
-class IdleOrBusyProbe:
-    """A probe that, like NVML, tells a process that holds a context from one that computes:
-    it lists the fake benchmarks started ahead of their turn (their "launched" events) while
-    they live, and counts as computing those that wrote their number to `computing`."""
-    tells_idle_from_busy = True
-
-    def __init__(self, timeline, computing):
-        self.timeline, self.computing = timeline, computing
-
-    def _listed(self):
-        if not self.timeline.exists():
-            return set()
-        return {e["pid"] for e in events(self.timeline)
-                if e["event"] == "launched" and alive(e["pid"])}
-
-    def look(self):
-        return gpu_load.Look([gpu_load.GpuProcess(pid, "bench") for pid in self._listed()], 0)
-
-    def active(self, pids, since_s):
-        busy = {int(line) for line in self.computing.read_text().split()} \
-            if self.computing.exists() else set()
-        return set(pids) & busy
-
-
-def graded_with_probe(course, monkeypatch, probe_of, compute_while_waiting=False):
-    grader, timeline = make_grader(course, 4, lambda name: ["Suite.one"], bench_seconds=0.3)
-    computing = course / "computing"
-    if compute_while_waiting:
-        for name in NAMES:
-            path = grader.options.build_dir / f"{name}_bench"
-            config = json.loads(path.with_name(path.name + ".json").read_text())
-            config["compute_while_waiting"] = str(computing)
-            path.with_name(path.name + ".json").write_text(json.dumps(config))
-    monkeypatch.setattr(pipeline.gpu_load, "probe_for",
-                        lambda uuid: probe_of(timeline, computing))
-    monkeypatch.setenv(gpu_turns.LOCK_DIR_ENV, str(course / "locks"))
-    grader = Grader(grader.options, grader.exercises,
-                    gpu=dataclasses.replace(GPU, uuid="GPU-fake"))
-    return grader.run(), timeline
-
-
-def launched_and_spans(timeline):
-    launched = {e["who"]: e["t"] for e in events(timeline) if e["event"] == "launched"}
-    benches = [s for s in intervals(timeline) if s[0].endswith("_bench")]
-    return launched, benches
-
-
-def test_the_next_benchmark_starts_while_one_measures_and_waits_for_its_turn(course,
-                                                                             monkeypatch):
-    report, timeline = graded_with_probe(course, monkeypatch, IdleOrBusyProbe)
-    assert [e.status for e in report.exercises] == ["passed"] * 4
-    assert report.sharing["measured_again"] == 0
-    launched, benches = launched_and_spans(timeline)
-    assert [b[0] for b in benches] == [f"{name}_bench" for name in NAMES]
-    for before, after in zip(benches, benches[1:]):
-        assert launched[after[0]] < before[2], "the next benchmark did not start ahead"
-        assert after[1] >= before[2], f"{after[0]} measured beside {before[0]}"
-    spans = intervals(timeline)
-    for who, start, end in benches:
-        assert not [s for s in spans if s[0] != who and s[1] < end and s[2] > start]
-
-
-def test_without_a_probe_that_tells_idle_from_busy_each_benchmark_starts_in_its_turn(
-        course, monkeypatch):
-    class SmiLike(IdleOrBusyProbe):
-        tells_idle_from_busy = False
-
-    report, timeline = graded_with_probe(course, monkeypatch, SmiLike)
-    assert [e.status for e in report.exercises] == ["passed"] * 4
-    launched, benches = launched_and_spans(timeline)
-    for before, after in zip(benches, benches[1:]):
-        assert launched[after[0]] >= before[2]
-
-
-def test_a_benchmark_that_computes_while_it_waits_disturbs_and_the_rest_start_in_turn(
-        course, monkeypatch):
-    """A student's static constructor runs before the harness waits for its turn: work it
-    does beside the previous benchmark's measurement is seen (NVML's samples of that
-    process), that measurement is taken again without it, and the benchmarks that follow
-    start in their turns, so that nothing waits beside a measurement again."""
-    report, timeline = graded_with_probe(course, monkeypatch, IdleOrBusyProbe,
-                                         compute_while_waiting=True)
-    assert [e.status for e in report.exercises] == ["passed"] * 4
-    assert report.sharing["measured_again"] == 1
-    launched_at = [(e["who"], e["t"]) for e in events(timeline) if e["event"] == "launched"]
-    _, benches = launched_and_spans(timeline)
-    assert [b[0] for b in benches] == ["ex_a_bench", "ex_a_bench", "ex_b_bench", "ex_c_bench",
-                                       "ex_d_bench"]
-    # ex_b started ahead once, beside ex_a's first measurement, and was ended unused; from
-    # then on each benchmark started after the one before it had ended.
-    assert [who for who, _ in launched_at] == ["ex_a_bench", "ex_b_bench", "ex_a_bench",
-                                               "ex_b_bench", "ex_c_bench", "ex_d_bench"]
-    assert launched_at[1][1] < benches[0][2]
-    for (who, t), before in zip(launched_at[2:], benches):
-        assert t >= before[2], f"{who} started beside {before[0]}"
 
 
 def test_verdicts_are_those_of_one_at_a_time(course):

@@ -256,38 +256,3 @@ def test_student_programs_do_not_see_the_process_log(monkeypatch, tmp_path):
     monkeypatch.setenv(proc.PROCESS_LOG_ENV, str(tmp_path / "processes.jsonl"))
     options = GradeOptions(root=tmp_path, submission=tmp_path, build_dir=tmp_path, seed=1)
     assert proc.PROCESS_LOG_ENV not in program_env(options)
-
-
-WAITS_FOR_TURN = ("import sys, time; print('started', flush=True); "
-                  "turn = sys.stdin.read(1); print('turn', repr(turn), flush=True); "
-                  "time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0)")
-
-
-def test_a_program_started_ahead_runs_on_when_its_turn_comes():
-    waiting = proc.Waiting(python_command(WAITS_FOR_TURN))
-    time.sleep(0.2)  # it starts and waits: its time limit has not begun
-    assert waiting.pids() and waiting.proc.pid in waiting.pids()
-    told = []
-    result = waiting.go(10, then=lambda: told.append(waiting.proc.poll()))
-    assert result.returncode == 0 and "started" in result.output and "turn 'g'" in result.output
-    assert told == [None], "then() runs while the program runs"
-    assert waiting.pids() == set() and waiting.proc.pid not in proc._running
-
-
-def test_the_time_limit_of_a_program_started_ahead_counts_from_its_turn():
-    waiting = proc.Waiting(python_command(WAITS_FOR_TURN) + ["60"])
-    time.sleep(0.6)
-    result = waiting.go(0.5)
-    assert result.timed_out and 0.4 < result.duration_s < 10
-
-
-def test_a_program_started_ahead_and_not_needed_is_ended():
-    waiting = proc.Waiting(python_command(WAITS_FOR_TURN))
-    pid = waiting.proc.pid
-    waiting.cancel()
-    assert not alive(pid) and pid not in proc._running
-
-
-def test_a_program_that_cannot_start_ahead_says_why_when_its_turn_comes(tmp_path):
-    result = proc.Waiting([str(tmp_path / "missing")]).go(10)
-    assert result.returncode is None and result.start_error

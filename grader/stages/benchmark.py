@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable
 
 from grader.manifest import Exercise, Performance
 from grader.model import BenchmarkDetails, Metric, StageName, StageResult, StageStatus
 from grader.stages.ceilings import Ceilings
 from grader.stages.measured import Measured
 from grader.stages.tests import SANDBOX_HIDES_GPU
-from grader.stages.common import (NO_GPU_EXIT, GradeOptions, Reporting, clip,
-                                  start_reporting, student_scratch)
+from grader.stages.common import (NO_GPU_EXIT, GradeOptions, clip, run_reporting,
+                                  student_scratch)
 
 
 # Where a benchmark program's time went (its JSON's "timing"): starting CUDA, the measurements,
@@ -26,22 +25,14 @@ from grader.stages.common import (NO_GPU_EXIT, GradeOptions, Reporting, clip,
 TIMING_KEYS = ("init_s", "measured_s", "total_s")
 
 
-def start(options: GradeOptions, ex: Exercise, binary: Path) -> Reporting:
-    """The benchmark program started in the sandbox, waiting for its turn with CUDA started:
-    started while the benchmark before it measures, it has its turn sooner (run())."""
+def run(options: GradeOptions, ex: Exercise, binary: Path) -> StageResult:
+    """Runs the benchmark and keeps what it measured; ratios() turns that into metrics once
+    the run's shared ceilings are measured. A benchmark that failed gets its metrics here."""
     scratch = student_scratch(options, ex, StageName.BENCHMARK)
     out = scratch / "benchmark.json"
-    return start_reporting(options, [str(binary), "--ceilings-elsewhere", "--json", str(out)],
-                           out, scratch / "nonce", scratch)
-
-
-def run(options: GradeOptions, ex: Exercise, binary: Path, started: Reporting | None = None,
-        then: Callable[[], None] | None = None) -> StageResult:
-    """Runs the benchmark (`started` ahead of its turn, or now) and keeps what it measured;
-    `then()` once it runs. ratios() turns what it measured into metrics once the run's shared
-    ceilings are measured. A benchmark that failed gets its metrics here."""
-    reporting = started or start(options, ex, binary)
-    result, data, nonce = reporting.finish(options, ex.benchmark_timeout_s, then)
+    result, data, nonce = run_reporting(
+        options, [str(binary), "--ceilings-elsewhere", "--json", str(out)], out,
+        scratch / "nonce", ex.benchmark_timeout_s, scratch=scratch)
     stage = StageResult(StageName.BENCHMARK, StageStatus.PASSED,
                         duration_s=round(result.duration_s, 2), output=clip(result.output, 4096))
     if result.returncode == NO_GPU_EXIT:

@@ -9,7 +9,6 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from grader import proc, sandbox
 from grader.manifest import Exercise
@@ -145,42 +144,6 @@ def read_json(path: Path):
         return json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (json.JSONDecodeError, OSError):
         return None
-
-
-# The environment variable that makes a benchmark wait for its turn once CUDA has started
-# (support/include/course/bench.h: kWaitForTurnEnv).
-WAIT_FOR_TURN_ENV = "COURSE_BENCH_WAIT_FOR_TURN"
-
-
-@dataclass
-class Reporting:
-    """A program of the course's harness started ahead of its turn (proc.Waiting), waiting with
-    CUDA started, and where its report will be."""
-    program: proc.Waiting
-    out: Path
-    nonce_file: Path
-    nonce: str
-
-    def finish(self, options: GradeOptions, timeout_s: float,
-               then: Callable[[], None] | None = None) -> tuple[proc.ProcResult, object, str]:
-        """Its turn, as run_reporting() runs it; `then()` once it has its turn."""
-        result = self.program.go(timeout_s, output_limit=options.output_limit, then=then)
-        sandbox.remove(self.nonce_file)
-        return result, read_json(self.out), self.nonce
-
-    def cancel(self) -> None:
-        self.program.cancel()
-        sandbox.remove(self.nonce_file)
-
-
-def start_reporting(options: GradeOptions, command: list[str], out: Path, nonce_file: Path,
-                    scratch: Path) -> Reporting:
-    """A benchmark started in the sandbox, up to its wait for its turn (Reporting.finish)."""
-    sandbox.remove(out)
-    nonce = issue_nonce(nonce_file)
-    env = program_env(options, scratch, **{NONCE_ENV: str(nonce_file), WAIT_FOR_TURN_ENV: "1"})
-    program = proc.Waiting(student_command(options, command, scratch), env=env)
-    return Reporting(program, out, nonce_file, nonce)
 
 
 def run_reporting(options: GradeOptions, command: list[str], out: Path, nonce_file: Path,

@@ -53,27 +53,19 @@ class Alone:
         self.disturbed = 0  # measurements taken again
 
     def measure(self, what: str, run: Callable[[], T],
-                suspect: Callable[[T], bool] = lambda _result: False,
-                waiting: Callable[[], set[int]] = set,
-                disturbed: Callable[[], None] = lambda: None) -> Measured[T]:
-        """run() alone on the GPU, again while another process computed beside it.
-        `waiting()`: the processes of the grader's program started ahead of its turn, waiting
-        on the GPU: before run() the measured one's own (not foreign), after it the next one's
-        (foreign if it computed). `disturbed()` is called before a measurement is taken
-        again."""
+                suspect: Callable[[T], bool] = lambda _result: False) -> Measured[T]:
         disturbed_runs = 0
         suspected = 0
         last: T | None = None
         last_why: Disturbance | None = None
         while disturbed_runs < ATTEMPTS:
             with gpu_turns.maybe(self.turns, what, alone=True):
-                own = waiting()
-                why = None if self.allow_shared else self._wait_until_free(what, own)
+                why = None if self.allow_shared else self._wait_until_free(what)
                 if why is None:
                     if self.watch is not None:
-                        self.watch.start(own)
+                        self.watch.start()
                     last = run()
-                    why = self.watch.disturbance(waiting()) if self.watch is not None else None
+                    why = self.watch.disturbance() if self.watch is not None else None
             if why is None:
                 if suspect(last) and suspected == 0:
                     suspected = 1
@@ -87,7 +79,6 @@ class Alone:
             disturbed_runs += 1
             last_why = why
             self.disturbed += 1
-            disturbed()
             if disturbed_runs < ATTEMPTS:
                 self.progress(f"{what}: {why.describe()}; measuring again "
                               f"({disturbed_runs + 1}/{ATTEMPTS})")
@@ -95,11 +86,11 @@ class Alone:
         self.progress(f"{what}: not measured: {last_why.describe()}")
         return Measured(None, last_why, disturbed_runs)
 
-    def _wait_until_free(self, what: str, own: set[int] = frozenset()) -> Disturbance | None:
+    def _wait_until_free(self, what: str) -> Disturbance | None:
         """None once nothing else uses the GPU; the disturbance when it stays busy."""
         if self.watch is None:
             return None
-        busy = self.watch.busy_now(own)
+        busy = self.watch.busy_now()
         if busy is None:
             return None
         patience = LATER_WAIT_S if self.gave_up else FIRST_WAIT_S
@@ -107,5 +98,5 @@ class Alone:
         deadline = self.clock() + patience
         while busy is not None and self.clock() < deadline:
             self.sleep(POLL_S)
-            busy = self.watch.busy_now(own)
+            busy = self.watch.busy_now()
         return busy

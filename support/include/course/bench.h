@@ -172,10 +172,6 @@ struct BenchOptions {
   bool profile = false;
 };
 
-// With this variable at 1 the program starts CUDA, then waits for one byte on stdin before it
-// runs the benchmark (support/src/bench.cu: Benchmark::wait_for_turn).
-inline constexpr const char* kWaitForTurnEnv = "COURSE_BENCH_WAIT_FOR_TURN";
-
 class Benchmark {
  public:
   // Parses --json, --repeats, --precision, --budget, --ceilings-elsewhere, --only, --profile;
@@ -300,7 +296,6 @@ class Benchmark {
   // stream's events miss work done elsewhere; sets m.host_ms. Returns the problem or "".
   Problem host_time_problem(Measurement& m, const std::function<void(cudaStream_t)>& run,
                             CallChecker* checker, int call);
-  void wait_for_turn();
   void reset_cache_state();
   void flush_l2();
   // Bytes where a and b (device memory, `bytes` long each) differ, counted on the device.
