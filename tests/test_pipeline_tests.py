@@ -316,3 +316,34 @@ def test_an_exercise_that_tests_alone_or_in_one_process_is_not_split(run, grader
     stage, _, _ = run(CASES, shards=2, timeline=str(log), **{flag: True})
     assert stage.status == "passed"
     assert sum(json.loads(l)["event"] == "start" for l in log.read_text().splitlines()) == 1
+
+
+def test_test_programs_ask_malloc_for_huge_pages_and_benchmarks_do_not(run, grader_for,
+                                                                       monkeypatch):
+    """Test and sanitizer runs get glibc's huge-page tunable beside any the machine sets; a
+    benchmark keeps the machine's own, since pageable copies are what some of them measure."""
+    from fakes import bench_data, fake_bench
+    from grader import proc
+    from grader.stages import benchmark
+
+    seen = []
+    real = proc.run
+
+    def recording(command, timeout_s, **kwargs):
+        seen.append((command, dict(kwargs.get("env") or {})))
+        return real(command, timeout_s, **kwargs)
+
+    monkeypatch.setattr(proc, "run", recording)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    stage, _, _ = run(CASES)
+    assert stage.status == "passed"
+    test_runs = [env for _, env in seen if "COURSE_EVENTS" in env]
+    assert test_runs and all(env["GLIBC_TUNABLES"] ==
+                             "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+                             for env in test_runs)
+    seen.clear()
+    ex = vector_add()
+    g = grader_for(ex)
+    binary = fake_bench(g.options.build_dir / "vector_add_bench", bench_data())
+    assert benchmark.run(g.options, ex, binary).status == "passed"
+    assert seen and all(env["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2" for _, env in seen)
