@@ -553,7 +553,7 @@ class Grader:
         # An exercise whose tests hold the GPU alone would stop every other exercise's
         # programs while it waits for the GPU to drain and while it runs: its programs run
         # after theirs instead, when nothing else waits.
-        others_use_gpu = sum(1 for ex in buildable if not ex.tests_alone) > 0
+        others_use_gpu = any(not ex.tests_alone for ex in buildable)
 
         def check(i: int, ex: Exercise, linked: model.StageResult | None = None) -> _Checked:
             self.progress(f"[{i}/{total}] {ex.key}: checking")
