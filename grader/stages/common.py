@@ -102,11 +102,9 @@ def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str
 
 # glibc's malloc asks for transparent huge pages on the memory it maps (glibc 2.35 and later;
 # older ones ignore the tunable). A test program's inputs, references and copies are large
-# buffers made and freed case after case, and eight programs faulting in 4 KiB pages at once
-# kept the host's kernel busy: on an H200 host, the test programs 8 at a time took 18-20 s
-# instead of 21-22 s, their system time 37-39 s instead of 62-63 s
-# (docs/measurements/grading_speed.md). Not for benchmarks: pageable copies are what some
-# of them measure.
+# buffers made and freed case after case, and eight programs faulting them in 4 KiB pages at
+# once kept the host's kernel busy (docs/measurements/grading_speed.md). Not for benchmarks:
+# pageable copies are what some of them measure.
 HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
 
 
