@@ -30,6 +30,20 @@ constexpr double kHostTimeFactor = 2.0;
 constexpr double kHostTimeSlackMs = 0.5;
 constexpr int kHostTimedCalls = 3;
 
+// The held call watches the outputs for kHeldWindowFactor times the fastest host-timed call
+// (device synchronised before and after, so work on any stream of the launcher's counts) plus
+// kHeldWindowSlackMs, within [kHeldWindowMinMs, kHeldWindowMs]: work moved onto a stream of the
+// launcher's own starts at once beside the one-thread gate and shows within about its own
+// time, and a short window keeps a sweep of dozens of measurements from waiting 20 ms each.
+constexpr double kHeldWindowFactor = 2.0;
+constexpr double kHeldWindowSlackMs = 1.0;
+constexpr double kHeldWindowMinMs = 2.0;
+
+double held_window_ms(double host_ms) {
+  return std::clamp(kHeldWindowFactor * host_ms + kHeldWindowSlackMs, kHeldWindowMinMs,
+                    kHeldWindowMs);
+}
+
 constexpr int kWarmups = 2;  // with vary: one per input version, each version's golden copy
 // Calls after the timed loop: the off-stream check and the host-timed calls.
 constexpr int kCallsAfterLoop = 1 + kHostTimedCalls;
@@ -303,15 +317,30 @@ class Benchmark::CallChecker {
       compare(io_.outputs[k], io_.outputs[k].data, golden(version, k), counter(call, k));
   }
 
-  // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check.
-  std::vector<unsigned char> sample() const {
-    std::vector<unsigned char> all;
-    for (const TimedOutput& out : io_.outputs)
-      for (const auto& [offset, bytes] : sampled_ranges(out.bytes)) {
-        const auto piece = snapshot(static_cast<const unsigned char*>(out.data) + offset, bytes);
-        all.insert(all.end(), piece.begin(), piece.end());
+  // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check: all
+  // pieces copied to the host on one stream made for the look, then one wait. Only copies to
+  // the host, on a fresh stream: the launcher's own streams, held behind the gate, can share a
+  // hardware queue with a stream made earlier, and a copy inside the device can run as a
+  // kernel on that queue, where it would wait for the gate too.
+  std::vector<unsigned char> sample() {
+    if (!sampled_) start_sampling();
+    cudaStream_t side = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    cudaError_t status = cudaSuccess;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < io_.outputs.size() && status == cudaSuccess; ++k)
+      for (const auto& [offset, bytes] : sampled_ranges(io_.outputs[k].bytes)) {
+        status = cudaMemcpyAsync(sampled_->data() + at,
+                                 static_cast<const unsigned char*>(io_.outputs[k].data) + offset,
+                                 bytes, cudaMemcpyDefault, side);
+        if (status != cudaSuccess) break;
+        at += bytes;
       }
-    return all;
+    const cudaError_t synced = cudaStreamSynchronize(side);
+    cudaStreamDestroy(side);
+    CUDA_CHECK(status);
+    CUDA_CHECK(synced);
+    return std::vector<unsigned char>(sampled_->data(), sampled_->data() + at);
   }
 
   // After the last call: what the comparisons found, named by call. `warmups` and `timed`
@@ -432,9 +461,19 @@ class Benchmark::CallChecker {
     return ranges;
   }
 
+  // Made before the first look, while the stream still runs: a pinned allocation can wait
+  // for the device, which a held stream would keep from returning.
+  void start_sampling() {
+    std::size_t total = 0;
+    for (const TimedOutput& out : io_.outputs)
+      for (const auto& range : sampled_ranges(out.bytes)) total += range.second;
+    sampled_.emplace(total);
+  }
+
   const TimedIo& io_;
   cudaStream_t stream_;
   int blocks_;
+  std::optional<PinnedBuffer<unsigned char>> sampled_;  // where every look's pieces land
   int rows_;  // one per call, then one for the comparison of the two golden copies
   DeviceBuffer<unsigned long long> counters_;
   std::vector<DeviceBuffer<unsigned char>> golden_storage_[2];
@@ -499,11 +538,10 @@ Measurement& Benchmark::time_checked(const std::string& name, double work_per_ru
     int call = kWarmups + timed;
     call += call % 2;
     std::vector<Problem> problems;
-    if (checked != nullptr && checked->has_outputs() && !io->waits_for_stream) {
-      problems.push_back(off_stream_problem(run, *checked, call));
-      call += 2;
-    }
     problems.push_back(host_time_problem(m, run, checked, call));
+    call += 2 * kHostTimedCalls;
+    if (checked != nullptr && checked->has_outputs() && !io->waits_for_stream)
+      problems.push_back(off_stream_problem(run, *checked, call, held_window_ms(m.host_ms)));
     if (checked != nullptr)
       for (std::string& problem : checked->problems(kWarmups, timed))
         problems.push_back({std::move(problem), false});
@@ -597,11 +635,12 @@ void Benchmark::timed_loop(Measurement& m, double budget,
 }
 
 Problem Benchmark::off_stream_problem(const std::function<void(cudaStream_t)>& run,
-                                      CallChecker& checker, int call) {
+                                      CallChecker& checker, int call, double window_ms) {
   checker.prepare(call);
   stream_->synchronize();
   const std::vector<unsigned char> before = checker.sample();
-  const HeldCall held = call_held(stream(), run, [&] { return checker.sample() != before; });
+  const HeldCall held =
+      call_held(stream(), run, [&] { return checker.sample() != before; }, window_ms);
   stream_->synchronize();
   checker.check(call);
   // Once the gate gave up the stream ran, so a changed output says nothing more.

@@ -1,5 +1,6 @@
 #include "course/stream_gate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -107,16 +108,20 @@ std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
 }
 
 HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch,
-                   const std::function<bool()>& changed) {
-  constexpr int kPolls = 10;
+                   const std::function<bool()>& changed, double window_ms) {
   constexpr auto kPollInterval = std::chrono::milliseconds(2);
   HeldCall held;
   StreamGate gate(stream);
   launch(stream);
   drain_other_streams(1.0);
-  for (int poll = 0; poll <= kPolls && !held.changed; ++poll) {
-    if (poll > 0) std::this_thread::sleep_for(kPollInterval);
-    held.changed = changed();
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double, std::milli>(window_ms));
+  while (!(held.changed = changed())) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    std::this_thread::sleep_for(std::min<Clock::duration>(kPollInterval, deadline - now));
   }
   gate.open();
   held.gave_up = gate.gave_up();

@@ -40,6 +40,13 @@ course::Benchmark make_benchmark() {
 // the timing.
 constexpr int kQuickRepeats = 5;
 
+// About how many clock cycles of device 0 pass in `ms` milliseconds, for course_test::spin.
+long long cycles_in_ms(int ms) {
+  int clock_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  return static_cast<long long>(clock_khz) * ms;
+}
+
 course::Benchmark make_quick_benchmark() {
   static char name[] = "benchmark_gpu_test";
   static char repeats_flag[] = "--repeats";
@@ -209,6 +216,25 @@ TEST(BenchmarkCalls, AStreamOfTheLaunchersOwnIsInvalid) {
   EXPECT_TRUE(mentions(m, "outside the stream"));
 }
 
+// The held call watches the outputs for about twice the host-timed call, not a fixed 2 ms:
+// work on a stream of the launcher's own that writes only after 8 ms still shows.
+TEST(BenchmarkCalls, LongWorkOnAStreamOfTheLaunchersOwnIsSeenWhileTheStreamIsHeld) {
+  auto bench = make_quick_benchmark();
+  course::DeviceBuffer<float> out(kOutputCount);
+  course::Stream own(cudaStreamNonBlocking);
+  const float value = random_value();
+  const auto& m = bench.time(
+      "own_stream_late", static_cast<double>(out.bytes()), course::Unit::GBps,
+      [&](cudaStream_t) {
+        course_test::spin(cycles_in_ms(8), own.get());
+        course_test::write_range(out.data(), 0, kOutputCount, value, own);
+      },
+      course::TimedIo{{course::exact_output(out, "out")}});
+  EXPECT_FALSE(m.valid);
+  EXPECT_TRUE(mentions(m, "the output was written while the benchmark's stream was held"))
+      << m.problem;
+}
+
 TEST(BenchmarkCalls, ComputingOnTheHostAndCopyingSynchronouslyIsInvalid) {
   auto bench = make_quick_benchmark();
   course::DeviceBuffer<float> out(kOutputCount);
@@ -248,14 +274,12 @@ TEST(BenchmarkCalls, WorkOffTheStreamSeenOnlyInTheWallTimeIsMarkedAsTiming) {
   auto bench = make_quick_benchmark();
   course::DeviceBuffer<float> out(kOutputCount);
   course::Stream other(cudaStreamNonBlocking);
-  int clock_khz = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const float value = random_value();
   const auto& m = bench.time(
       "hidden_work", static_cast<double>(out.bytes()), course::Unit::GBps,
       [&](cudaStream_t s) {
         course_test::write_range(out.data(), 0, kOutputCount, value, s);
-        course_test::spin(static_cast<long long>(clock_khz) * 5, other.get());  // about 5 ms
+        course_test::spin(cycles_in_ms(5), other.get());
       },
       course::TimedIo{{course::exact_output(out, "out")}});
   EXPECT_FALSE(m.valid);
@@ -459,9 +483,7 @@ TEST(BenchmarkStart, WorkLeftOnTheDeviceEndsBeforeTheBenchmarkStarts) {
   // A static constructor of the student's could leave a kernel holding the GPU to slow the
   // baselines timed first; the harness waits for it before anything is timed.
   course::Stream other(cudaStreamNonBlocking);
-  int clock_khz = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  course_test::spin(static_cast<long long>(clock_khz) * 300, other.get());  // about 0.3 s
+  course_test::spin(cycles_in_ms(300), other.get());
   ASSERT_EQ(cudaStreamQuery(other.get()), cudaErrorNotReady);
   auto bench = make_benchmark();
   EXPECT_EQ(cudaStreamQuery(other.get()), cudaSuccess);

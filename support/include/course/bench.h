@@ -200,9 +200,11 @@ class Benchmark {
   //    compared with it on the device: a call whose output differs (the work was skipped or
   //    a stale result was copied) makes the measurement invalid, naming the call; with vary,
   //    two identical golden copies do too (the output did not follow the input);
-  //  * one more call, with the stream held shut (course::StreamGate): an output that changes
-  //    before the stream runs was written outside it; a launcher that blocks until the gate
-  //    gives up waited for the device (skipped with io.waits_for_stream);
+  //  * after the host-timed calls, one more call with the stream held shut
+  //    (course::StreamGate): an output that changes before the stream runs was written
+  //    outside it, watched for about twice the fastest host-timed call (2-20 ms); a launcher
+  //    that blocks until the gate gives up waited for the device (skipped with
+  //    io.waits_for_stream);
   //  * every call after the timed loop is version 0, so the outputs end holding the original
   //    inputs' result, which the caller's check() compares.
   Measurement& time(const std::string& name, double work_per_run, Unit unit,
@@ -288,10 +290,10 @@ class Benchmark {
   // repeats allowed are taken or the budget is spent; sets m.stopped.
   void timed_loop(Measurement& m, double budget, const std::function<void(cudaStream_t)>& run,
                   CallChecker* checker);
-  // Call `call` with the stream held shut: did the output change anyway, did the call block?
-  // Returns the problem, empty when there is none.
+  // Call `call` with the stream held shut: did the output change within `window_ms`, did the
+  // call block? Returns the problem, empty when there is none.
   Problem off_stream_problem(const std::function<void(cudaStream_t)>& run,
-                             CallChecker& checker, int call);
+                             CallChecker& checker, int call, double window_ms);
   // Calls `call`, call + 2, ... timed by the host clock against their stream time, since the
   // stream's events miss work done elsewhere; sets m.host_ms. Returns the problem or "".
   Problem host_time_problem(Measurement& m, const std::function<void(cudaStream_t)>& run,

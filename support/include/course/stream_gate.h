@@ -49,13 +49,17 @@ struct HeldCall {
   bool gave_up = false;  // the gate gave up before the call returned: it waited for the device
 };
 
+// How long call_held watches the outputs by default: long enough for any test's work.
+constexpr double kHeldWindowMs = 20.0;
+
 // Runs launch(stream) with `stream` held shut by a StreamGate, waits for the default
-// streams, and asks `changed` (did the outputs move?) until it says yes or for about 20 ms,
-// since work on a non-blocking stream of the launcher's own is not covered by
-// drain_other_streams(); then opens the gate and waits for the gate kernel. The one
-// mechanism behind course::testing::keeps_to_stream and the benchmark's held call.
+// streams, and asks `changed` (did the outputs move?) every 2 ms until it says yes or
+// `window_ms` have passed, since work on a non-blocking stream of the launcher's own is not
+// covered by drain_other_streams() and needs time to show; then opens the gate and waits for
+// the gate kernel. The one mechanism behind course::testing::keeps_to_stream and the
+// benchmark's held call, which sizes the window to the work's own time.
 HeldCall call_held(cudaStream_t stream, const std::function<void(cudaStream_t)>& launch,
-                   const std::function<bool()>& changed);
+                   const std::function<bool()>& changed, double window_ms = kHeldWindowMs);
 
 // A host copy of `bytes` bytes of memory the device can address (device, pinned or managed),
 // made on a private non-blocking stream, so the copy waits for no other stream.
