@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
+
+#include "course/parallel.h"
 
 namespace {
 
@@ -63,11 +66,18 @@ template <class DwellOf>
 std::vector<int> subdivide(int width, int height, const MandelbrotParams& params,
                            DwellOf dwell_of) {
   std::vector<int> image(static_cast<std::size_t>(width) * height);
-  Subdivision<DwellOf> subdivision(image, width, params, dwell_of);
   const int side = params.initial_size;
+  std::vector<std::pair<int, int>> corners;
   for (int y = 0; y < height; y += side)
-    for (int x = 0; x < width; x += side)
+    for (int x = 0; x < width; x += side) corners.emplace_back(x, y);
+  // The cores share the initial regions, which write disjoint pixels.
+  course::parallel_chunks(corners.size(), 4, [&](std::size_t, std::size_t first, std::size_t end) {
+    Subdivision<DwellOf> subdivision(image, width, params, dwell_of);
+    for (std::size_t c = first; c < end; ++c) {
+      const auto [x, y] = corners[c];
       subdivision.region(x, y, std::min(side, width - x), std::min(side, height - y), side, 0);
+    }
+  });
   return image;
 }
 
@@ -91,8 +101,11 @@ std::vector<int> mandelbrot_reference_from_pixels(const std::vector<int>& pixel_
 std::vector<int> mandelbrot_flat_reference(int width, int height, const MandelbrotView& view,
                                            int max_dwell) {
   std::vector<int> dwells(static_cast<std::size_t>(width) * height);
-  for (int py = 0; py < height; ++py)
-    for (int px = 0; px < width; ++px)
-      dwells[static_cast<std::size_t>(py) * width + px] = pixel_dwell(px, py, view, max_dwell);
+  course::parallel_chunks(static_cast<std::size_t>(height), 16,
+                          [&](std::size_t, std::size_t first, std::size_t end) {
+    for (int py = static_cast<int>(first); py < static_cast<int>(end); ++py)
+      for (int px = 0; px < width; ++px)
+        dwells[static_cast<std::size_t>(py) * width + px] = pixel_dwell(px, py, view, max_dwell);
+  });
   return dwells;
 }
