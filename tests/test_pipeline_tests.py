@@ -318,10 +318,9 @@ def test_an_exercise_that_tests_alone_or_in_one_process_is_not_split(run, grader
     assert sum(json.loads(l)["event"] == "start" for l in log.read_text().splitlines()) == 1
 
 
-def test_test_programs_ask_malloc_for_huge_pages_and_benchmarks_do_not(run, grader_for,
-                                                                       monkeypatch):
-    """Test and sanitizer runs get glibc's huge-page tunable beside any the machine sets; a
-    benchmark keeps the machine's own, since pageable copies are what some of them measure."""
+def test_test_and_benchmark_programs_ask_malloc_for_huge_pages(run, grader_for, monkeypatch):
+    """Test, sanitizer and benchmark runs get glibc's huge-page tunable beside any the machine
+    sets."""
     from fakes import bench_data, fake_bench
     from grader import proc
     from grader.stages import benchmark
@@ -346,4 +345,5 @@ def test_test_programs_ask_malloc_for_huge_pages_and_benchmarks_do_not(run, grad
     g = grader_for(ex)
     binary = fake_bench(g.options.build_dir / "vector_add_bench", bench_data())
     assert benchmark.run(g.options, ex, binary).status == "passed"
-    assert seen and all(env["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2" for _, env in seen)
+    assert seen and all(env["GLIBC_TUNABLES"] ==
+                        "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1" for _, env in seen)

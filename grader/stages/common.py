@@ -103,8 +103,10 @@ def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str
 # glibc's malloc asks for transparent huge pages on the memory it maps (glibc 2.35 and later;
 # older ones ignore the tunable). A test program's inputs, references and copies are large
 # buffers made and freed case after case, and eight programs faulting them in 4 KiB pages at
-# once kept the host's kernel busy (docs/measurements/grading_speed.md). Not for benchmarks:
-# pageable copies are what some of them measure.
+# once kept the host's kernel busy; a benchmark's host side (inputs, references, read-backs of
+# hundreds of MiB) is time the next benchmark waits for (docs/measurements/grading_speed.md).
+# Every score is a ratio of device-side times; the pageable copies some benchmarks show beside
+# them are not graded.
 HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
 
 
@@ -175,7 +177,8 @@ def run_reporting(options: GradeOptions, command: list[str], out: Path, nonce_fi
     if scratch is not None:
         command = student_command(options, command, scratch)
     result = proc.run(command, timeout_s,
-                      env=program_env(options, scratch, **{NONCE_ENV: str(nonce_file)}),
+                      env=with_huge_pages(program_env(options, scratch,
+                                                      **{NONCE_ENV: str(nonce_file)})),
                       output_limit=options.output_limit)
     sandbox.remove(nonce_file)
     return result, read_json(out), nonce
