@@ -31,10 +31,12 @@ constexpr double kHostTimeSlackMs = 0.5;
 constexpr int kHostTimedCalls = 3;
 
 // The held call watches the outputs for kHeldWindowFactor times the fastest host-timed call
-// (device synchronised before and after, so work on any stream of the launcher's counts) plus
-// kHeldWindowSlackMs, within [kHeldWindowMinMs, kHeldWindowMs]: work moved onto a stream of the
-// launcher's own starts at once beside the one-thread gate and shows within about its own
-// time, and a short window keeps a sweep of dozens of measurements from waiting 20 ms each.
+// plus kHeldWindowSlackMs, within [kHeldWindowMinMs, kHeldWindowMs]. Work the launcher moves off
+// the given stream (kernels, copies or host functions on streams of its own) is work that
+// cudaDeviceSynchronize waits for, so the host-timed calls include it, and held it starts at
+// once beside the one-thread gate and shows within about that time; threads of the student's
+// own, which could write later, are refused by the integrity stage. A short window keeps a
+// sweep of dozens of measurements from waiting 20 ms each.
 constexpr double kHeldWindowFactor = 2.0;
 constexpr double kHeldWindowSlackMs = 1.0;
 constexpr double kHeldWindowMinMs = 2.0;
@@ -318,10 +320,10 @@ class Benchmark::CallChecker {
   }
 
   // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check: all
-  // pieces copied to the host on one stream made for the look, then one wait. Only copies to
-  // the host, on a fresh stream: the launcher's own streams, held behind the gate, can share a
-  // hardware queue with a stream made earlier, and a copy inside the device can run as a
-  // kernel on that queue, where it would wait for the gate too.
+  // pieces copied to the host on one stream made for the look, then one wait. A stream made
+  // once per measurement, copying the pieces inside the device, waited behind the gate in
+  // concurrent_kernels, whose pool streams are held too and share the hardware queues
+  // (docs/measurements/grading_speed.md); copies to the host on a fresh stream do not.
   std::vector<unsigned char> sample() {
     if (!sampled_) start_sampling();
     cudaStream_t side = nullptr;
