@@ -83,9 +83,10 @@ def exercise_work_dir(options: GradeOptions, ex: Exercise) -> Path:
 
 
 def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str) -> dict:
-    """The environment of a test or benchmark binary, with the run's seed. Never the secret:
-    the student's code runs in these programs and could print it. With `scratch`, the
-    program's home and temporary folder are its scratch folder, the one place it may write."""
+    """The environment of a test or benchmark binary, with the run's seed and malloc's huge
+    pages (with_huge_pages). Never the secret: the student's code runs in these programs and
+    could print it. With `scratch`, the program's home and temporary folder are its scratch
+    folder, the one place it may write."""
     env = dict(os.environ)
     env.pop(SECRET_ENV, None)
     env.pop(proc.PROCESS_LOG_ENV, None)  # the grader's own log, none of the program's business
@@ -97,7 +98,7 @@ def program_env(options: GradeOptions, scratch: Path | None = None, **extra: str
         env["CUDA_VISIBLE_DEVICES"] = options.pin_gpu
     env.update(options.extra_env)
     env.update(extra)
-    return env
+    return with_huge_pages(env)
 
 
 # glibc's malloc asks for transparent huge pages on the memory it maps (glibc 2.35 and later;
@@ -177,8 +178,7 @@ def run_reporting(options: GradeOptions, command: list[str], out: Path, nonce_fi
     if scratch is not None:
         command = student_command(options, command, scratch)
     result = proc.run(command, timeout_s,
-                      env=with_huge_pages(program_env(options, scratch,
-                                                      **{NONCE_ENV: str(nonce_file)})),
+                      env=program_env(options, scratch, **{NONCE_ENV: str(nonce_file)}),
                       output_limit=options.output_limit)
     sandbox.remove(nonce_file)
     return result, read_json(out), nonce

@@ -22,8 +22,7 @@ from grader.manifest import Exercise
 from grader.model import (NEIGHBOURS_MAY_CAUSE, CaseResult, CaseStatus, StageName,
                           StageResult, StageStatus, TestsDetails)
 from grader.stages.common import (NO_GPU_EXIT, NONCE_ENV, GradeOptions, clip, issue_nonce,
-                                  program_env, student_command, student_scratch,
-                                  with_huge_pages)
+                                  program_env, student_command, student_scratch)
 
 LIST_TIMEOUT_S = 60
 SANDBOX_HIDES_GPU = ("CUDA could not start inside the grader's sandbox on this machine (the "
@@ -161,10 +160,9 @@ def _run_once(options: GradeOptions, ex: Exercise, binary: Path, stage_name: str
     sharding = {} if shard is None else {"GTEST_SHARD_INDEX": str(shard[0]),
                                          "GTEST_TOTAL_SHARDS": str(shard[1])}
     result = proc.run(command, timeout_s,
-                      env=with_huge_pages(program_env(
-                          options, scratch, COURSE_EVENTS=str(events),
-                          TEST_PREMATURE_EXIT_FILE=str(premature),
-                          **{NONCE_ENV: str(nonce_file)}, **env, **sharding)),
+                      env=program_env(options, scratch, COURSE_EVENTS=str(events),
+                                      TEST_PREMATURE_EXIT_FILE=str(premature),
+                                      **{NONCE_ENV: str(nonce_file)}, **env, **sharding),
                       output_limit=options.output_limit, cancel=cancel)
     sandbox.remove(nonce_file)
     outcome = gtest.parse_events(events, nonce) if sandbox.regular_file(events) \
