@@ -1,11 +1,12 @@
 """How long each exercise's checks took in a build folder's last grade, so that the next grade
-there starts the longest first (grader/pipeline.py): with several exercises at once, a long
-one started last keeps every other worker waiting for it at the end.
+there builds and starts the longest first (grader/pipeline.py): with several exercises at
+once, a long one started last keeps every other worker waiting for it at the end. Before a
+folder has times, expected() estimates them from each manifest's sanitizer tools.
 
 The file (CHECK_TIMES in the build folder) maps an exercise's name to the seconds its untimed
 stages ran among the others (the timeline's rows that are not the benchmark's, not runs again
 alone); a grade of some exercises updates theirs and keeps the rest. It only orders work: a
-missing or unreadable file orders nothing, and nothing in it reaches a score.
+missing or unreadable file leaves the estimates, and nothing in it reaches a score.
 """
 
 from __future__ import annotations
@@ -30,6 +31,22 @@ def load(build_dir: Path) -> dict[str, float]:
         return {}
     return {str(k): float(v) for k, v in data.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+# Seconds an exercise's checks take among the others before its build folder has timed them
+# (an H200's cold grade, docs/measurements/grading_speed.md): its tests, each sanitizer tool's
+# run, and racecheck's slower one on top.
+_TESTS_S, _TOOL_S, _RACECHECK_EXTRA_S = 2.5, 1.5, 2.5
+
+
+def expected(ex: Exercise, last: dict[str, float]) -> float:
+    """How long the exercise's checks are likely to take: the build folder's last time for it
+    (load), else an estimate from what its manifest runs."""
+    if ex.name in last:
+        return last[ex.name]
+    tools = ex.sanitizer_tools
+    return (_TESTS_S + _TOOL_S * len(tools)
+            + (_RACECHECK_EXTRA_S if "racecheck" in tools else 0.0))
 
 
 def save(build_dir: Path, exercises: list[Exercise], timeline: list[dict]) -> None:

@@ -588,10 +588,19 @@ class Grader:
 
         ended: dict[str, BaseException] = {}
 
+        # Built in waves, longest checks first (check_times.expected) and those whose tests
+        # hold the GPU alone last, so that the first checks start early and none long last;
+        # --build-only has no programs to run early, only a build that waves would lengthen.
+        last = check_times.load(self.options.build_dir)
+        in_order = sorted(buildable, key=lambda ex: (ex.tests_alone,
+                                                     -check_times.expected(ex, last)))
+
         def build_everything() -> None:
             try:
-                self.build_log = build.build_all(self.options, buildable, self.progress,
-                                                 on_built=start_early)
+                self.build_log = build.build_all(self.options, in_order, self.progress,
+                                                 on_built=start_early,
+                                                 first_wave=0 if self.options.build_only
+                                                 else workers)
             except BaseException as error:  # handed to the main thread
                 ended["error"] = error
 
@@ -613,9 +622,8 @@ class Grader:
             # The rest (not linked during the build, or failed) builds again alone in
             # _check, so that its build stage names the compiler's errors. The longest
             # checks of this build folder's last grade first: no long one starts last.
-            last = check_times.load(self.options.build_dir)
             rest = [(i, ex) for i, ex in enumerate(self.exercises, 1) if i not in futures]
-            for i, ex in sorted(rest, key=lambda pair: -last.get(pair[1].name, 0.0)):
+            for i, ex in sorted(rest, key=lambda pair: -check_times.expected(pair[1], last)):
                 futures[i] = pool.submit(check, i, ex)
             pending = set(futures.values())
             while pending:

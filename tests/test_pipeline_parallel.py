@@ -21,6 +21,7 @@ from fakes import (bench_data, fake_bench, fake_ceilings, fake_gtest, linking_ni
                    use_fake_build_tools)
 from grader import check_times, model, pipeline, proc
 from grader.pipeline import Grader
+from grader.stages import build
 from grader.stages.common import GradeOptions
 from helpers import ROOT, vector_add
 
@@ -341,6 +342,44 @@ def test_checks_start_as_soon_as_an_exercise_has_linked(course):
     first_test = min(s[1] for s in intervals(timeline) if s[0] == "ex_a_test")
     assert first_test < build_end, "ex_a's tests waited for the whole build"
     assert report.phases["build_s"] >= 8 * 0.15
+
+
+def test_the_build_comes_in_waves_and_the_first_checks_start_before_the_rest_builds(course):
+    """Ninja links only when nothing on a longer path waits, so one build of everything would
+    link every program at its end. With two workers, two exercises build first (with the
+    course libraries the integrity stage reads), their checks start, and the other two build
+    in a second ninja run meanwhile, with the ceilings programs."""
+    grader, timeline = make_grader(course, 2, slow)
+    with_linking_ninja(course, timeline)
+    report = grader.run()
+    assert [e.status for e in report.exercises] == ["passed"] * 4
+    builds = [e for e in events(timeline) if e["who"] == "ninja" and e["event"] == "start"
+              and e["targets"] != ["course_sandbox"]]
+    assert [b["targets"] for b in builds] == [
+        [*build.COURSE_LIBRARIES, "ex_a_test", "ex_a_bench", "ex_b_test", "ex_b_bench"],
+        ["ex_c_test", "ex_c_bench", "ex_d_test", "ex_d_bench", "course_ceilings"]]
+    second_ends = [e["t"] for e in events(timeline) if e["who"] == "ninja"
+                   and e["event"] == "end" and e["targets"] == builds[1]["targets"]]
+    first_test = min(s[1] for s in intervals(timeline) if s[0] == "ex_a_test")
+    assert first_test < second_ends[0], "ex_a's tests waited for the second wave"
+
+
+def test_waves_double_and_a_short_last_one_joins_the_one_before():
+    exercises = [vector_add(name=f"ex_{k}") for k in range(58)]
+    assert [len(w) for w in build.waves(exercises, 8)] == [8, 16, 34]
+    assert [ex for w in build.waves(exercises, 8) for ex in w] == exercises
+    assert [len(w) for w in build.waves(exercises[:4], 2)] == [2, 2]
+    assert [len(w) for w in build.waves(exercises[:5], 4)] == [5]
+    assert [len(w) for w in build.waves(exercises[:1], 8)] == [1]
+    assert build.waves([], 8) == []
+
+
+def test_without_times_the_exercises_with_more_sanitizer_tools_are_expected_longer():
+    quick = vector_add(name="quick")
+    racy = dataclasses.replace(vector_add(name="racy"),
+                               sanitizer_tools=("memcheck", "racecheck", "synccheck"))
+    assert check_times.expected(racy, {}) > check_times.expected(quick, {})
+    assert check_times.expected(racy, {"racy": 0.5}) == 0.5
 
 
 def test_a_failed_link_is_not_started_early_and_its_build_names_the_error(course):

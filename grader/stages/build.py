@@ -1,5 +1,6 @@
-"""The build stage: one meson setup per submission, one parallel ninja over every exercise,
-then ninja per exercise to attribute failures (a compile error costs only its exercise)."""
+"""The build stage: one meson setup per submission, parallel ninja builds over every exercise
+(in waves when checks wait for them), then ninja per exercise to attribute failures (a compile
+error costs only its exercise)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from grader.errors import GraderError
 from grader.manifest import COURSE_CEILINGS_PROGRAM, Exercise, ceilings_program, ceilings_source
 from grader.model import StageName, StageResult, StageStatus
 from grader.stages.common import GradeOptions, clip, host_cores
+from grader.stages.integrity import COURSE_LIBRARIES
 
 CONFIGURE_TIMEOUT_S = 600
 BUILD_ALL_TIMEOUT_S = 3600
@@ -154,14 +156,34 @@ def configure(options: GradeOptions, progress: Callable[[str], None]) -> None:
     stamp.write_text(key + "\n", encoding="utf-8")
 
 
+def waves(exercises: list[Exercise], first: int) -> list[list[Exercise]]:
+    """The exercises in the order given, cut into builds of `first`, then twice as many, and so
+    on; a last cut smaller than the one before joins it. Ninja runs a link only once nothing
+    on a longer path waits, so one build of everything links every program at its end and
+    the checks wait for the whole build; built a few at a time, the first exercises' checks
+    start after their own compiles while the rest builds (docs/architecture/build.md)."""
+    out: list[list[Exercise]] = []
+    rest, size = list(exercises), max(1, first)
+    while rest:
+        out.append(rest[:size])
+        rest, size = rest[size:], size * 2
+        if rest and len(rest) < size // 2:
+            out[-1] += rest
+            rest = []
+    return out
+
+
 def build_all(options: GradeOptions, exercises: list[Exercise],
               progress: Callable[[str], None],
-              on_built: Callable[[Exercise, str], None] | None = None) -> str:
-    """One parallel build of all targets, failures and all (-k 0); per-exercise results
-    come from run() afterwards, which then finds little or nothing to do. Returns ninja's
-    output (head and tail), where the compilers' warnings are. on_built(exercise, output so
-    far) is called, from this thread, as soon as an exercise's programs have linked (ninja
-    lists a step when it ends), so that its checks can start while the rest builds."""
+              on_built: Callable[[Exercise, str], None] | None = None,
+              first_wave: int = 0) -> str:
+    """Parallel builds of all targets, failures and all (-k 0); per-exercise results come
+    from run() afterwards, which then finds little or nothing to do. Returns ninja's output
+    (head and tail of each build), where the compilers' warnings are. on_built(exercise,
+    output so far) is called, from this thread, as soon as an exercise's programs have linked
+    (ninja lists a step when it ends), so that its checks can start while the rest builds.
+    With first_wave, the exercises build in waves (waves()) in the order given, the course
+    libraries the integrity stage reads in the first; else in one build."""
     if not exercises:
         return ""
     ninja = tools.find("ninja", "to build")
@@ -170,13 +192,24 @@ def build_all(options: GradeOptions, exercises: list[Exercise],
         args += ["-j", str(options.jobs)]
     progress(f"building {len(exercises)} exercises")
     watch = BuildProgress(exercises, progress, on_built)
-    everything = [t for ex in exercises for t in targets(ex)] + ceilings_targets(exercises)
-    split = split_compile_threads(len(exercises), options.jobs or None)
-    result = proc.run(args + everything, BUILD_ALL_TIMEOUT_S,
-                      env=compiler_env(options, split), output_limit=256 * 1024, on_line=watch)
-    if not result.timed_out and result.returncode in (0, 1):  # ended by itself, output whole
-        watch.release_linked()
-    return result.output
+    cuts = waves(exercises, first_wave) if first_wave else [list(exercises)]
+    deadline = time.monotonic() + BUILD_ALL_TIMEOUT_S
+    outputs = []
+    for k, wave in enumerate(cuts):
+        wanted = [t for ex in wave for t in targets(ex)]
+        if k == 0 and len(cuts) > 1:
+            wanted = list(COURSE_LIBRARIES) + wanted
+        if k == len(cuts) - 1:
+            wanted += ceilings_targets(exercises)
+        split = split_compile_threads(len(wave), options.jobs or None)
+        result = proc.run(args + wanted, max(1.0, deadline - time.monotonic()),
+                          env=compiler_env(options, split), output_limit=256 * 1024,
+                          on_line=watch)
+        outputs.append(result.output)
+        if result.timed_out or result.returncode not in (0, 1):
+            break  # what did not link builds again alone, which names what happened
+        watch.release_linked()  # ended by itself, output whole
+    return "\n".join(outputs)
 
 
 class BuildProgress:
