@@ -320,29 +320,14 @@ class Benchmark::CallChecker {
   }
 
   // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check: all
-  // pieces copied to the host on one stream made for the look, then one wait. A stream made
+  // pieces in one course::snapshot, one fresh stream and one wait per look. A stream made
   // once per measurement, copying the pieces inside the device, waited behind the gate in
   // concurrent_kernels, whose pool streams are held too and share the hardware queues
-  // (docs/measurements/grading_speed.md); copies to the host on a fresh stream do not.
+  // (docs/measurements/grading_speed.md).
   std::vector<unsigned char> sample() {
     if (!sampled_) start_sampling();
-    cudaStream_t side = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-    cudaError_t status = cudaSuccess;
-    std::size_t at = 0;
-    for (std::size_t k = 0; k < io_.outputs.size() && status == cudaSuccess; ++k)
-      for (const auto& [offset, bytes] : sampled_ranges(io_.outputs[k].bytes)) {
-        status = cudaMemcpyAsync(sampled_->data() + at,
-                                 static_cast<const unsigned char*>(io_.outputs[k].data) + offset,
-                                 bytes, cudaMemcpyDefault, side);
-        if (status != cudaSuccess) break;
-        at += bytes;
-      }
-    const cudaError_t synced = cudaStreamSynchronize(side);
-    cudaStreamDestroy(side);
-    CUDA_CHECK(status);
-    CUDA_CHECK(synced);
-    return std::vector<unsigned char>(sampled_->data(), sampled_->data() + at);
+    course::snapshot(pieces_, sampled_->data());
+    return std::vector<unsigned char>(sampled_->data(), sampled_->data() + sampled_->size());
   }
 
   // After the last call: what the comparisons found, named by call. `warmups` and `timed`
@@ -468,13 +453,17 @@ class Benchmark::CallChecker {
   void start_sampling() {
     std::size_t total = 0;
     for (const TimedOutput& out : io_.outputs)
-      for (const auto& range : sampled_ranges(out.bytes)) total += range.second;
+      for (const auto& [offset, bytes] : sampled_ranges(out.bytes)) {
+        pieces_.push_back({static_cast<const unsigned char*>(out.data) + offset, bytes});
+        total += bytes;
+      }
     sampled_.emplace(total);
   }
 
   const TimedIo& io_;
   cudaStream_t stream_;
   int blocks_;
+  std::vector<course::Piece> pieces_;                    // what every look copies
   std::optional<PinnedBuffer<unsigned char>> sampled_;  // where every look's pieces land
   int rows_;  // one per call, then one for the comparison of the two golden copies
   DeviceBuffer<unsigned long long> counters_;

@@ -93,17 +93,26 @@ bool drain_other_streams(double timeout_s) {
   return status == cudaSuccess;
 }
 
-std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
-  std::vector<unsigned char> host(bytes);
-  if (bytes == 0) return host;
+void snapshot(const std::vector<Piece>& pieces, unsigned char* host) {
+  if (pieces.empty()) return;
   cudaStream_t side = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-  const cudaError_t copied =
-      cudaMemcpyAsync(host.data(), device, bytes, cudaMemcpyDefault, side);
+  cudaError_t copied = cudaSuccess;
+  for (const Piece& piece : pieces) {
+    if (piece.bytes == 0) continue;
+    copied = cudaMemcpyAsync(host, piece.data, piece.bytes, cudaMemcpyDefault, side);
+    if (copied != cudaSuccess) break;
+    host += piece.bytes;
+  }
   const cudaError_t synced = cudaStreamSynchronize(side);
   cudaStreamDestroy(side);
   CUDA_CHECK(copied);
   CUDA_CHECK(synced);
+}
+
+std::vector<unsigned char> snapshot(const void* device, std::size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  if (bytes > 0) snapshot({{device, bytes}}, host.data());
   return host;
 }
 

@@ -149,14 +149,25 @@ std::vector<std::size_t> large_sizes(std::initializer_list<std::size_t> extra) {
   // before the "before" pictures are taken.
   CUDA_CHECK(cudaDeviceSynchronize());
   Stream stream(cudaStreamNonBlocking);
-  std::vector<std::vector<unsigned char>> before;
-  for (const auto& w : watched) before.push_back(course::snapshot(w.data, w.bytes));
+  // Every buffer in one course::snapshot per look: one stream and one wait.
+  std::vector<course::Piece> pieces;
+  std::size_t total = 0;
+  for (const auto& w : watched) {
+    pieces.push_back({w.data, w.bytes});
+    total += w.bytes;
+  }
+  std::vector<unsigned char> before(total), now(total);
+  course::snapshot(pieces, before.data());
   std::vector<std::string> changed;
   const course::HeldCall held = course::call_held(stream, launch, [&] {
     changed.clear();
-    for (std::size_t k = 0; k < watched.size(); ++k)
-      if (course::snapshot(watched[k].data, watched[k].bytes) != before[k])
-        changed.push_back(watched[k].name);
+    course::snapshot(pieces, now.data());
+    std::size_t at = 0;
+    for (const auto& w : watched) {
+      if (!std::equal(now.begin() + at, now.begin() + at + w.bytes, before.begin() + at))
+        changed.push_back(w.name);
+      at += w.bytes;
+    }
     return !changed.empty();
   });
   stream.synchronize();

@@ -203,37 +203,43 @@ TEST(BenchmarkCalls, ALaunchOnTheLegacyDefaultStreamIsInvalid) {
   EXPECT_FALSE(m.timing_only) << "an output written off the stream is shown, not inferred";
 }
 
-TEST(BenchmarkCalls, AStreamOfTheLaunchersOwnIsInvalid) {
+// Work on a stream of the launcher's own writes the output while the benchmark's stream is
+// held: at once, or only after 8 ms, which the held call still sees since it watches for
+// about twice the host-timed call rather than a fixed 2 ms.
+struct OwnStreamWork {
+  const char* name;
+  int late_ms;           // spun on the launcher's stream before it writes
+  const char* problem;   // what the measurement's problem must say
+};
+
+class OwnStream : public ::testing::TestWithParam<OwnStreamWork> {};
+
+TEST_P(OwnStream, WorkOnAStreamOfTheLaunchersOwnIsInvalid) {
   auto bench = make_quick_benchmark();
   course::DeviceBuffer<float> out(kOutputCount);
   course::Stream own(cudaStreamNonBlocking);
   const float value = random_value();
+  const OwnStreamWork work = GetParam();
   const auto& m = bench.time(
       "own_stream", static_cast<double>(out.bytes()), course::Unit::GBps,
-      [&](cudaStream_t) { course_test::write_range(out.data(), 0, kOutputCount, value, own); },
-      course::TimedIo{{course::exact_output(out, "out")}});
-  EXPECT_FALSE(m.valid);
-  EXPECT_TRUE(mentions(m, "outside the stream"));
-}
-
-// The held call watches the outputs for about twice the host-timed call, not a fixed 2 ms:
-// work on a stream of the launcher's own that writes only after 8 ms still shows.
-TEST(BenchmarkCalls, LongWorkOnAStreamOfTheLaunchersOwnIsSeenWhileTheStreamIsHeld) {
-  auto bench = make_quick_benchmark();
-  course::DeviceBuffer<float> out(kOutputCount);
-  course::Stream own(cudaStreamNonBlocking);
-  const float value = random_value();
-  const auto& m = bench.time(
-      "own_stream_late", static_cast<double>(out.bytes()), course::Unit::GBps,
       [&](cudaStream_t) {
-        course_test::spin(cycles_in_ms(8), own.get());
+        if (work.late_ms > 0) course_test::spin(cycles_in_ms(work.late_ms), own.get());
         course_test::write_range(out.data(), 0, kOutputCount, value, own);
       },
       course::TimedIo{{course::exact_output(out, "out")}});
   EXPECT_FALSE(m.valid);
-  EXPECT_TRUE(mentions(m, "the output was written while the benchmark's stream was held"))
-      << m.problem;
+  EXPECT_TRUE(mentions(m, work.problem)) << m.problem;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    BenchmarkCalls, OwnStream,
+    ::testing::Values(
+        OwnStreamWork{"WritesAtOnce", 0, "outside the stream"},
+        OwnStreamWork{"WritesAfter8Ms", 8,
+                      "the output was written while the benchmark's stream was held"}),
+    [](const ::testing::TestParamInfo<OwnStreamWork>& info) {
+      return std::string(info.param.name);
+    });
 
 TEST(BenchmarkCalls, ComputingOnTheHostAndCopyingSynchronouslyIsInvalid) {
   auto bench = make_quick_benchmark();
