@@ -136,8 +136,9 @@ class Stage(ABC):
 
 
 class BuildStage(Stage):
-    """The sources check, then the exercise's programs: linked by the one build of every
-    exercise, or built again alone so that the stage names the compiler's errors."""
+    """The sources check, then the exercise's programs: linked by the build of every
+    exercise (build.build_all), or built again alone so that the stage names the compiler's
+    errors."""
     name = StageName.BUILD
 
     def run(self, context: Context) -> model.StageResult:
@@ -535,12 +536,13 @@ class Grader:
         return self._finish(self._check(ex))
 
     def _build_and_check_all(self, workers: int, built: Callable[[], None]) -> list[_Checked]:
-        """The one build of every exercise, then every exercise through the untimed stages,
-        `workers` at a time, in roster order; then the tests and sanitizer runs that ended in
-        a way the neighbours could have caused, again alone (_load_may_explain). With several
-        workers, an exercise's checks start as soon as its programs have linked, while the rest
-        still builds; those whose tests hold the GPU alone run their programs after the rest.
-        built() is called when the build has ended."""
+        """The build of every exercise, then every exercise through the untimed stages,
+        `workers` at a time; then the tests and sanitizer runs that ended in a way the
+        neighbours could have caused, again alone (_load_may_explain). With several workers
+        the build runs in waves, longest checks first, and an exercise's checks start as soon
+        as its programs have linked, while the rest still builds; those whose tests hold the
+        GPU alone run their programs after the rest. built() is called when the build has
+        ended."""
         total = len(self.exercises)
         position = {ex.name: i for i, ex in enumerate(self.exercises, 1)}
         for ex in self.exercises:
@@ -725,7 +727,7 @@ class Grader:
                program_later: bool = False) -> _Checked:
         """The untimed stages: the exercise ended where one of them ends it (or its files are
         missing, or it cannot run here), else its stages so far, waiting for the timed ones.
-        `linked`: the build stage, when the one build of every exercise has linked it.
+        `linked`: the build stage, when the build of every exercise has linked it.
         `program_later`: the compiled-code checks only; _run_programs() runs the rest."""
         item = _Checked(ex, missing=self._missing(ex))
         if item.missing:
