@@ -61,11 +61,45 @@
 # FIXTURES (fixture names, comma-separated, in the order to grade; default all), FIXTURE_RUNS
 # (grade the fixtures that many times in a row; default 1), SEED, PARALLEL (grade --parallel N
 # for solutions and skeletons; default: the grader's own choice). A stage turned off by a knob
-# is listed as "off" in the table.
+# is listed as "off" in the table. RUN_STAGES ("solutions support skeletons") runs exactly the
+# stages it names, every other one off whatever its knob says (solutions RUNS times); a name
+# that is no stage stops the check (exit 2). PLAN=1 prints which stages would run and exits,
+# before set-up: on a lent GPU, where time is short, the stages left on by default cost most.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/gpu-check}
+# Every stage but solutions, each with its knob (the name in capitals); these are off by default.
+OPTIONAL_STAGES=(support shared neighbour gpus skeletons student incremental batch profile
+                 calibrate class service pytest)
+OFF_BY_DEFAULT=" profile calibrate class service "
+if [ -n "${RUN_STAGES:-}" ]; then
+  for name in $RUN_STAGES; do
+    case " solutions ${OPTIONAL_STAGES[*]} " in
+      *" $name "*) ;;
+      *) echo "gpu_check: '$name' in RUN_STAGES is no stage (stages: solutions" \
+              "${OPTIONAL_STAGES[*]})" >&2
+         exit 2 ;;
+    esac
+  done
+  case " $RUN_STAGES " in *" solutions "*) ;; *) RUNS=0 ;; esac
+  for name in "${OPTIONAL_STAGES[@]}"; do
+    case " $RUN_STAGES " in
+      *" $name "*) printf -v "${name^^}" 1 ;;
+      *) printf -v "${name^^}" 0 ;;
+    esac
+  done
+fi
 RUNS=${RUNS:-3}
+if [ "${PLAN:-0}" = 1 ]; then
+  echo "solutions $RUNS run(s)"
+  for name in "${OPTIONAL_STAGES[@]}"; do
+    knob=${name^^}
+    default=1
+    case "$OFF_BY_DEFAULT" in *" $name "*) default=0 ;; esac
+    if [ "${!knob:-$default}" = 1 ]; then echo "$name on"; else echo "$name off"; fi
+  done
+  exit 0
+fi
 FIXTURES=${FIXTURES:-all}
 mkdir -p "$OUT/logs"
 export PYTHONUNBUFFERED=1

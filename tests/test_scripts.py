@@ -1,5 +1,5 @@
 """scripts/summarize.py, check_report.py and measured_table.py on small reports, run as
-'python3 scripts/x.py REPORT.json' is."""
+'python3 scripts/x.py REPORT.json' is; gpu_check.sh's plan of stages, which needs no GPU."""
 
 from __future__ import annotations
 
@@ -251,3 +251,38 @@ def test_process_costs_unreadable_log(tmp_path):
 def test_sanitizer_costs_unknown_exercise(tmp_path):
     r = script("sanitizer_costs", tmp_path, "no_such_exercise")
     assert r.returncode == 2 and "unknown exercise" in r.stderr
+
+
+def gpu_check(tmp_path, **knobs):
+    """scripts/gpu_check.sh with only `knobs` (and a PATH) in its environment."""
+    env = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path / "out"), **knobs}
+    return subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh")], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_gpu_check_plan_runs_exactly_the_stages_named(tmp_path):
+    done = gpu_check(tmp_path, RUN_STAGES="solutions support skeletons student class",
+                     SHARED="1", PLAN="1")
+    assert done.returncode == 0, done.stderr
+    plan = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert plan.pop("solutions") == "3 run(s)"
+    assert {name for name, state in plan.items() if state == "on"} == {
+        "support", "skeletons", "student", "class"}
+    assert plan["shared"] == "off", "a named list overrides the stage's own knob"
+    assert not (tmp_path / "out").exists(), "the plan ran before set-up"
+    without = gpu_check(tmp_path, RUN_STAGES="support", RUNS="2", PLAN="1")
+    assert without.stdout.splitlines()[0] == "solutions 0 run(s)"
+
+
+def test_gpu_check_plan_without_a_list_shows_the_knobs_defaults(tmp_path):
+    done = gpu_check(tmp_path, PLAN="1", RUNS="1", PYTEST="0")
+    plan = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert plan["solutions"] == "1 run(s)" and plan["pytest"] == "off"
+    assert plan["shared"] == "on" and plan["profile"] == "off"
+
+
+def test_gpu_check_stops_on_a_stage_it_does_not_have(tmp_path):
+    done = gpu_check(tmp_path, RUN_STAGES="solutions skeleton")
+    assert done.returncode == 2
+    assert "'skeleton' in RUN_STAGES is no stage" in done.stderr
+    assert not (tmp_path / "out").exists()
