@@ -90,13 +90,17 @@ if [ -n "${RUN_STAGES:-}" ]; then
   done
 fi
 RUNS=${RUNS:-3}
+# Each stage's knob as every stage below reads it: as given, else its default.
+for name in "${OPTIONAL_STAGES[@]}"; do
+  knob=${name^^}
+  case "$OFF_BY_DEFAULT" in *" $name "*) default=0 ;; *) default=1 ;; esac
+  printf -v "$knob" '%s' "${!knob:-$default}"
+done
 if [ "${PLAN:-0}" = 1 ]; then
   echo "solutions $RUNS run(s)"
   for name in "${OPTIONAL_STAGES[@]}"; do
     knob=${name^^}
-    default=1
-    case "$OFF_BY_DEFAULT" in *" $name "*) default=0 ;; esac
-    if [ "${!knob:-$default}" = 1 ]; then echo "$name on"; else echo "$name off"; fi
+    if [ "${!knob}" = 1 ]; then echo "$name on"; else echo "$name off"; fi
   done
   exit 0
 fi
@@ -158,7 +162,7 @@ for i in $(seq 1 "$RUNS"); do
 done
 
 # --- support library GPU tests ----------------------------------------------------------------
-if [ "${SUPPORT:-1}" = 1 ]; then
+if [ "$SUPPORT" = 1 ]; then
   echo "== support library GPU tests"
   if [ ! -f "$SOLUTIONS_BUILD/build.ninja" ]; then
     record support FAILED "no build directory $SOLUTIONS_BUILD (the solutions stage did not configure it)"
@@ -183,7 +187,7 @@ fi
 # The solutions are profiled first; the calibration (from the solutions' reports, the profiled
 # one included) then holds the reference counters the fixtures' profiles are compared with, so
 # with CALIBRATE=1 its file goes into calibrations/ of this checkout before they are graded.
-if [ "${PROFILE:-0}" = 1 ]; then
+if [ "$PROFILE" = 1 ]; then
   echo "== profile of the solutions (grade --profile)"
   only=(); for e in ${PROFILE_EXERCISES:-}; do only+=(-e "$e"); done
   report="$OUT/logs/profile-solutions.json"
@@ -201,7 +205,7 @@ else
   record profile off "PROFILE=0 (PROFILE=1 grades with --profile)"
 fi
 
-if [ "${CALIBRATE:-0}" = 1 ]; then
+if [ "$CALIBRATE" = 1 ]; then
   echo "== calibrate (from the solutions' reports)"
   sol=(); for f in "$OUT"/logs/solutions-*.json "$OUT/logs/profile-solutions.json"; do [ -f "$f" ] && sol+=(--from-report "$f"); done
   if [ ${#sol[@]} = 0 ]; then
@@ -220,7 +224,7 @@ else
   record calibrate off "CALIBRATE=0 (CALIBRATE=1 calibrates this GPU from the solutions' reports)"
 fi
 
-if [ "${PROFILE:-0}" = 1 ]; then
+if [ "$PROFILE" = 1 ]; then
   for name in ${PROFILE_FIXTURES-ch04_transpose_unpadded ch04_transpose_without_shared ch01_poor_launch}; do
     echo "== profile of fixture $name"
     dir=$($PY -c "import sys; sys.path.insert(0, 'tests'); import fixture_files; print(fixture_files.submission(fixture_files.FIXTURES / '$name'))")
@@ -253,7 +257,7 @@ shared_stage() {
     record "$stage" FAILED "$(echo "$detail" | tr '\n' ' ' | cut -c1-300)"
   fi
 }
-if [ "${SHARED:-1}" = 1 ]; then
+if [ "$SHARED" = 1 ]; then
   echo "== shared: ${SHARED_GRADERS:-3} graders of solutions/ at once, ${SHARED_ROUNDS:-1} rounds"
   SHARED_ONLY=()
   for e in ${SHARED_EXERCISES:-${EXERCISES:-}}; do SHARED_ONLY+=(-e "$e"); done
@@ -265,7 +269,7 @@ if [ "${SHARED:-1}" = 1 ]; then
 else
   record shared off "SHARED=0"
 fi
-if [ "${NEIGHBOUR:-1}" = 1 ]; then
+if [ "$NEIGHBOUR" = 1 ]; then
   echo "== neighbour: a grade beside a process that keeps the GPU busy"
   if nvcc -o "$OUT/gpu_hog" scripts/gpu_hog.cu > "$OUT/logs/gpu_hog-build.txt" 2>&1; then
     NEIGHBOUR_ONLY=()
@@ -278,7 +282,7 @@ if [ "${NEIGHBOUR:-1}" = 1 ]; then
 else
   record neighbour off "NEIGHBOUR=0"
 fi
-if [ "${GPUS:-1}" = 1 ]; then
+if [ "$GPUS" = 1 ]; then
   echo "== gpus: batch --gpus all against one GPU"
   GPUS_ONLY=()
   for e in ${GPUS_EXERCISES:-ch01}; do GPUS_ONLY+=(-e "$e"); done
@@ -288,7 +292,7 @@ else
 fi
 
 # --- skeletons ----------------------------------------------------------------------------
-if [ "${SKELETONS:-1}" = 1 ]; then
+if [ "$SKELETONS" = 1 ]; then
   echo "== skeletons"
   grade_stage skeletons skeletons "$SKELETONS_BUILD" "$SEED" --all-compiled --no-correctness
   [ -f "$OUT/logs/skeletons.json" ] && REPORTS+=("$OUT/logs/skeletons.json")
@@ -297,7 +301,7 @@ else
 fi
 
 # --- one more student, the course already built ------------------------------------------------
-if [ "${STUDENT:-1}" = 1 ]; then
+if [ "$STUDENT" = 1 ]; then
   for what in ${STUDENT_OF:-solutions skeletons}; do
     build=$SOLUTIONS_BUILD; expect=(--full-marks)
     [ $what = skeletons ] && { build=$SKELETONS_BUILD; expect=(--all-compiled --no-correctness); }
@@ -316,7 +320,7 @@ else
 fi
 
 # --- incremental: one exercise changed, graded alone -------------------------------------------
-if [ "${INCREMENTAL:-1}" = 1 ]; then
+if [ "$INCREMENTAL" = 1 ]; then
   echo "== incremental (each exercise of ${INCREMENTAL_CHAPTERS:-every chapter} changed and graded alone)"
   copy=build/student-copies/incremental
   rm -rf "$copy" && mkdir -p build/student-copies && cp -r solutions "$copy"
@@ -336,7 +340,7 @@ else
 fi
 
 # --- batch grading of a class, stopped and resumed ------------------------------------------
-if [ "${BATCH:-1}" = 1 ]; then
+if [ "$BATCH" = 1 ]; then
   echo "== batch (a class of five, stopped and resumed)"
   BATCH_ONLY=()
   for e in ${BATCH_EXERCISES:-ch01}; do BATCH_ONLY+=(-e "$e"); done
@@ -354,7 +358,7 @@ else
 fi
 
 # --- the fixtures as one class ----------------------------------------------------------------
-if [ "${CLASS:-0}" = 1 ]; then
+if [ "$CLASS" = 1 ]; then
   echo "== fixtures graded as a class"
   extra=()
   [ "${CLASS_SOLUTIONS:-1}" = 1 ] && extra+=(--solutions --skeletons)
@@ -375,7 +379,7 @@ else
 fi
 
 # --- the grading service ------------------------------------------------------------------
-if [ "${SERVICE:-0}" = 1 ]; then
+if [ "$SERVICE" = 1 ]; then
   log="$OUT/logs/service.txt"
   echo "== grading service"
   if $PY scripts/check_service.py build/service-check --out "$OUT/logs/service" \
@@ -390,7 +394,7 @@ else
 fi
 
 # --- the course's tests, GPU fixtures included ---------------------------------------------
-if [ "${PYTEST:-1}" = 1 ]; then
+if [ "$PYTEST" = 1 ]; then
   # FIXTURE_RUNS > 1 grades the fixtures that many times in a row (a verdict must hold in
   # every run), one table row per run; the reports kept are the last run's.
   for k in $(seq 1 "${FIXTURE_RUNS:-1}"); do

@@ -320,10 +320,7 @@ class Benchmark::CallChecker {
   }
 
   // The sampled bytes of every output (see kWholeSampleBytes), for the off-stream check: all
-  // pieces in one course::snapshot, one fresh stream and one wait per look. A stream made
-  // once per measurement, copying the pieces inside the device, waited behind the gate in
-  // concurrent_kernels, whose pool streams are held too and share the hardware queues
-  // (docs/measurements/grading_speed.md).
+  // pieces in one course::snapshot (a fresh stream, one wait) per look.
   std::vector<unsigned char> sample() {
     if (!sampled_) start_sampling();
     course::snapshot(pieces_, sampled_->data());
