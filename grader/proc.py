@@ -7,6 +7,7 @@ its tail and drops the middle, so memory stays bounded whatever the program prin
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -16,9 +17,17 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
+
+# A start that fails for want of something of the moment is tried again: the kernel out of
+# processes or memory (EAGAIN, ENOMEM), or an exec that could not read its own arguments
+# (EFAULT, seen once in CI while other threads of the test process started programs). A program
+# that is missing or not executable fails at once.
+TRANSIENT_START_ERRORS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EFAULT})
+START_ATTEMPTS = 4
+_Started = TypeVar("_Started")
 
 # Programs running now, by process group, so that an interrupt seen by the main thread can end
 # those that other threads started (grader/pipeline.py grades exercises in parallel); once
@@ -143,6 +152,20 @@ def _kill_group(pgid: int, grace_s: float, proc: subprocess.Popen) -> None:
         return
 
 
+def start_retrying(start: Callable[[], _Started], attempts: int = START_ATTEMPTS,
+                   pause_s: float = 0.05) -> _Started:
+    """start(), again after a short pause (doubling) while it raises one of
+    TRANSIENT_START_ERRORS; the last attempt's error, or any other, goes to the caller."""
+    for attempt in range(attempts):
+        try:
+            return start()
+        except OSError as error:
+            if error.errno not in TRANSIENT_START_ERRORS or attempt == attempts - 1:
+                raise
+            time.sleep(pause_s * 2 ** attempt)
+    raise ValueError("attempts must be at least 1")
+
+
 def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
         output_limit: int = DEFAULT_OUTPUT_LIMIT, grace_s: float = 3.0,
         on_line: Callable[[str], None] | None = None,
@@ -155,9 +178,9 @@ def run(command: list[str], timeout_s: float, *, cwd=None, env=None,
     if _stopping.is_set():
         raise Stopped("the grading was interrupted")
     try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = start_retrying(lambda: subprocess.Popen(
+            command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True))
     except OSError as error:
         return ProcResult(list(map(str, command)), None, False, 0.0, "", 0, False,
                           start_error=str(error))

@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
-from grader import manifest, model, template  # noqa: E402
+from grader import manifest, model, proc, template  # noqa: E402
 from grader.model import ExerciseStatus  # noqa: E402
 
 PYTHON = sys.executable
@@ -27,9 +27,11 @@ needs_solutions = pytest.mark.skipif(TEMPLATE, reason=template.NO_SOLUTIONS)
 
 
 def run_cli(*args, cwd: Path = ROOT, timeout: float = 60, env=None):
-    """python -m grader ARGS, as a student would run it."""
-    return subprocess.run([PYTHON, "-m", "grader", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    """python -m grader ARGS, as a student would run it (a start that fails for want of
+    something of the moment is tried again, as the grader's own are)."""
+    return proc.start_retrying(lambda: subprocess.run(
+        [PYTHON, "-m", "grader", *map(str, args)], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=timeout))
 
 
 def assert_one_line_error(stderr: str, *fragments: str) -> str:

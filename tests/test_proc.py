@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import random
 import resource
 import signal
@@ -49,6 +51,43 @@ def test_program_that_cannot_start(tmp_path):
     r = proc.run([str(tmp_path / "no-such-binary")], 10)
     assert r.returncode is None and r.start_error
     assert r.describe_exit().startswith("could not start")
+
+
+class FlakyPopen:
+    """subprocess.Popen that fails with `error` the first `failures` times it is called."""
+
+    def __init__(self, failures: int, error: int):
+        self.failures, self.error, self.calls = failures, error, 0
+        self.real = subprocess.Popen
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise OSError(self.error, os.strerror(self.error))
+        return self.real(*args, **kwargs)
+
+
+def test_a_start_that_fails_for_a_moment_is_tried_again(monkeypatch):
+    flaky = FlakyPopen(failures=2, error=errno.EFAULT)
+    monkeypatch.setattr(subprocess, "Popen", flaky)
+    r = proc.run(python_command("print('ran')"), 10)
+    assert r.returncode == 0 and r.output.strip() == "ran"
+    assert flaky.calls == 3
+
+
+def test_a_start_that_keeps_failing_is_reported_after_the_last_attempt(monkeypatch):
+    flaky = FlakyPopen(failures=proc.START_ATTEMPTS, error=errno.EAGAIN)
+    monkeypatch.setattr(subprocess, "Popen", flaky)
+    r = proc.run(python_command("print('ran')"), 10)
+    assert r.returncode is None and os.strerror(errno.EAGAIN) in r.start_error
+    assert flaky.calls == proc.START_ATTEMPTS
+
+
+def test_a_missing_program_is_not_tried_again(monkeypatch, tmp_path):
+    flaky = FlakyPopen(failures=0, error=0)
+    monkeypatch.setattr(subprocess, "Popen", flaky)
+    r = proc.run([str(tmp_path / "no-such-binary")], 10)
+    assert r.start_error and flaky.calls == 1
 
 
 def test_stdin_is_closed():
