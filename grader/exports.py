@@ -29,7 +29,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from grader import manifest, render, template
+from grader import manifest, proc, render, template
 from grader.errors import EXIT_INCOMPLETE, GraderError
 from grader.model import CaseStatus, ExerciseResult, ExerciseStatus, Report, StageStatus
 
@@ -933,10 +933,11 @@ def grade_with_cli(root: Path, work: Path, sandbox: bool = True,
         report_path = work / "report.json"
         report_path.unlink(missing_ok=True)  # never an earlier submission's report
         chosen = [arg for name in names for arg in ("-e", name)]
-        result = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission),
-                                 *chosen, "--json", str(report_path), "-q",
-                                 "--require-sandbox" if sandbox else "--no-sandbox"], cwd=root,
-                                stderr=subprocess.PIPE, text=True)
+        command = [sys.executable, "-m", "grader", "grade", str(submission), *chosen,
+                   "--json", str(report_path), "-q",
+                   "--require-sandbox" if sandbox else "--no-sandbox"]
+        result = proc.start_retrying(lambda: subprocess.run(
+            command, cwd=root, stderr=subprocess.PIPE, text=True))
         sys.stderr.write(result.stderr)
         # Exit 3: the report is there, some exercises not measured (the GPU was busy); it
         # says so per exercise, which the results show.

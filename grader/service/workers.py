@@ -18,7 +18,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from grader import model
+from grader import model, proc
 from grader.service import grading
 from grader.service.grading import GradeSettings
 from grader.service.jobs import LOG, REPORT, HTML, SUBMISSION, Job, JobState, Mode
@@ -114,10 +114,9 @@ class LocalWorker(threading.Thread):
                 if self.stopping.is_set():
                     self.store.requeue(job.id, STOPPED)
                     return
-                self.process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log,
-                                                stderr=subprocess.PIPE,
-                                                stdin=subprocess.DEVNULL,
-                                                start_new_session=True)
+                self.process = proc.start_retrying(lambda: subprocess.Popen(
+                    argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.PIPE,
+                    stdin=subprocess.DEVNULL, start_new_session=True))
             timer = threading.Timer(self.settings.timeout_s, self._end, ("time-out",))
             timer.daemon = True
             timer.start()
