@@ -7,7 +7,9 @@
 #  2. meson test on the solutions build: the support library's host tests run for real,
 #     exercise tests run on a GPU and are reported as skipped without one;
 #  3. the grader's and the course's Python tests (GPU-only ones skip without a GPU; the 15
-#     slowest are listed, to see where CI's time goes), in parallel where pytest-xdist is there.
+#     slowest are listed, to see where CI's time goes; for their CPU time, pass
+#     PYTEST_ADDOPTS="--cpu-costs FILE" and read it with scripts/test_costs.py), in parallel
+#     where pytest-xdist is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import compileall
 import faulthandler
+import json
 import os
+import resource
+import time
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +35,39 @@ def pytest_sessionstart(session):
     would have written it without that setting (__pycache__, which git ignores)."""
     if sys.flags.dont_write_bytecode:
         compileall.compile_dir(ROOT / "grader", quiet=2)
+
+
+class CpuCosts:
+    """pytest --cpu-costs PATH: on CI's two cores the suite is bound by the CPU, so what a test
+    costs is its CPU time, which --durations (wall time) does not show. Each test appends a JSON
+    line to PATH (xdist's workers share the file): its CPU seconds, its own and those of the
+    programs it waited for, and its wall seconds. A module-scoped fixture's set-up counts
+    towards the first test that uses it; a program no test waited for (a daemon) counts
+    towards none. scripts/test_costs.py sums them up."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    @staticmethod
+    def cpu_seconds() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        cpu, wall = self.cpu_seconds(), time.monotonic()
+        yield
+        line = json.dumps({"test": item.nodeid, "cpu_s": round(self.cpu_seconds() - cpu, 3),
+                           "wall_s": round(time.monotonic() - wall, 3)})
+        with open(self.path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
+
+def pytest_configure(config):
+    path = config.getoption("--cpu-costs", None)
+    if path:
+        config.pluginmanager.register(CpuCosts(path), "course-cpu-costs")
 
 
 def pytest_deselected(items):
@@ -101,6 +137,9 @@ def grader_for(tmp_path):
 # traceback and ends the run when the limit passes.
 
 def pytest_addoption(parser, pluginmanager):
+    parser.addoption("--cpu-costs", metavar="PATH", default=None,
+                     help="append each test's CPU and wall seconds to PATH, a JSON line per "
+                          "test (CpuCosts; scripts/test_costs.py sums them up)")
     if not pluginmanager.hasplugin("timeout"):
         parser.addoption("--timeout", type=float, default=0.0, metavar="SECONDS",
                          help="per-test time limit (fallback used when pytest-timeout is "

@@ -248,6 +248,45 @@ def test_process_costs_unreadable_log(tmp_path):
     assert r.returncode == 2 and "cannot read" in r.stderr
 
 
+def test_cpu_costs_option_writes_a_line_per_test(tmp_path):
+    """pytest --cpu-costs (tests/conftest.py): one JSON line per test run, with its CPU and
+    wall seconds; the tests it did not run write none."""
+    costs = tmp_path / "costs.jsonl"
+    chosen = "tests/test_scripts.py::test_process_costs_unreadable_log"
+    r = subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        chosen, "--cpu-costs", str(costs)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [json.loads(text) for text in costs.read_text().splitlines()]
+    assert [line["test"] for line in lines] == [chosen]
+    assert lines[0]["cpu_s"] >= 0 and lines[0]["wall_s"] > 0
+
+
+def test_test_costs_sums_by_module_and_lists_the_costliest(tmp_path):
+    costs = tmp_path / "costs.jsonl"
+    costs.write_text("\n".join(json.dumps({"test": t, "cpu_s": c, "wall_s": w}) for t, c, w in [
+        ("tests/test_a.py::one", 1.5, 2.0), ("tests/test_a.py::two", 0.5, 4.0),
+        ("tests/test_b.py::big[x]", 3.0, 3.5)]) + "\n")
+    r = script("test_costs", costs, "--top", "2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rows = {row[:52].strip(): row[52:].split() for row in lines[1:4]}
+    assert rows == {"tests/test_b.py": ["1", "3.0", "3.5"], "tests/test_a.py": ["2", "2.0", "6.0"],
+                    "all": ["3", "5.0", "9.5"]}
+    assert list(rows) == ["tests/test_b.py", "tests/test_a.py", "all"]  # costliest first
+    listed = [line.split()[-1] for line in lines[6:]]
+    assert listed == ["tests/test_b.py::big[x]", "tests/test_a.py::one"]
+
+
+@pytest.mark.parametrize("text", ["not json\n", '{"test": "t", "cpu_s": 1}\n'])
+def test_test_costs_unreadable_file(tmp_path, text):
+    costs = tmp_path / "costs.jsonl"
+    costs.write_text(text)
+    r = script("test_costs", costs)
+    assert r.returncode == 2 and "cannot read" in r.stderr and "Traceback" not in r.stderr
+    assert script("test_costs", tmp_path / "none.jsonl").returncode == 2
+
+
 def test_sanitizer_costs_unknown_exercise(tmp_path):
     r = script("sanitizer_costs", tmp_path, "no_such_exercise")
     assert r.returncode == 2 and "unknown exercise" in r.stderr
