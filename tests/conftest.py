@@ -64,6 +64,16 @@ class CpuCosts:
             out.write(line + "\n")
 
 
+def pytest_addoption(parser, pluginmanager):
+    parser.addoption("--cpu-costs", metavar="PATH", default=None,
+                     help="append each test's CPU and wall seconds to PATH, a JSON line per "
+                          "test (CpuCosts; scripts/test_costs.py sums them up)")
+    if not pluginmanager.hasplugin("timeout"):
+        parser.addoption("--timeout", type=float, default=0.0, metavar="SECONDS",
+                         help="per-test time limit (fallback used when pytest-timeout is "
+                         "not installed: dumps tracebacks and exits)")
+
+
 def pytest_configure(config):
     path = config.getoption("--cpu-costs", None)
     if path:
@@ -134,17 +144,7 @@ def grader_for(tmp_path):
 # ------------------------------------------------------------------------------------------
 # scripts/gpu_check.sh runs "pytest --timeout=1800"; without the pytest-timeout plugin that
 # option would be refused. This fallback accepts it and, per test, dumps every thread's
-# traceback and ends the run when the limit passes.
-
-def pytest_addoption(parser, pluginmanager):
-    parser.addoption("--cpu-costs", metavar="PATH", default=None,
-                     help="append each test's CPU and wall seconds to PATH, a JSON line per "
-                          "test (CpuCosts; scripts/test_costs.py sums them up)")
-    if not pluginmanager.hasplugin("timeout"):
-        parser.addoption("--timeout", type=float, default=0.0, metavar="SECONDS",
-                         help="per-test time limit (fallback used when pytest-timeout is "
-                         "not installed: dumps tracebacks and exits)")
-
+# traceback and ends the run when the limit passes (the option: pytest_addoption above).
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
