@@ -50,10 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         lines = [json.loads(text) for text in args.costs.read_text().splitlines()
                  if text.strip()]
-        for line in lines:
-            line["test"], line["cpu_s"], line["wall_s"]  # every line has all three
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+    except (OSError, json.JSONDecodeError) as error:
         print(f"test_costs: cannot read {args.costs}: {error}", file=sys.stderr)
+        return 2
+    fields = {"test", "cpu_s", "wall_s"}
+    incomplete = [line for line in lines if not isinstance(line, dict) or fields - line.keys()]
+    if incomplete:
+        print(f"test_costs: cannot read {args.costs}: a line without "
+              f"{', '.join(sorted(fields))}: {incomplete[0]}", file=sys.stderr)
         return 2
     print("\n".join(summarise(lines, args.top)))
     return 0
